@@ -1,0 +1,139 @@
+import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
+import { newId, nowIso } from '../ids.ts';
+import { type ApiKeyRecord, findKey, insertKey, revokeKey, rotateKey } from '../storage/api-keys.ts';
+import type { Db } from '../storage/database.ts';
+import type { Tenant } from '../storage/tenants.ts';
+import { displayParts, generateKey, hashKey, isLegacyKey, prefixFor } from './key-format.ts';
+import { isValidScope, uncoveredScopes } from './scopes.ts';
+
+export interface NewKeyInput {
+  name?: string;
+  scopes: string[];
+  expires_at?: string | null;
+  rate_limit_per_minute?: number;
+}
+
+export const maxRateLimitPerMinute = 1_000_000;
+export const maxOverlapSeconds = 604_800;
+
+/** Checks what JSON schema cannot: scope grammar, a future expiry, a sane limit. Lists every problem. */
+export function checkNewKeyInput(input: NewKeyInput, now = Date.now()): void {
+  const issues: ValidationIssue[] = [];
+  if (input.scopes.length === 0) issues.push({ path: 'scopes', message: 'must name at least one scope' });
+  input.scopes.forEach((scope, i) => {
+    if (!isValidScope(scope)) {
+      issues.push({
+        path: `scopes.${i}`,
+        message: `"${scope}" is not a scope: use *, <resource>.* or <resource>.<action> with resource entities, integrations, api_keys, executions or processflow`,
+      });
+    }
+  });
+  if (input.expires_at != null) {
+    const at = Date.parse(input.expires_at);
+    if (Number.isNaN(at)) issues.push({ path: 'expires_at', message: 'must be an RFC 3339 timestamp' });
+    else if (at <= now) issues.push({ path: 'expires_at', message: 'must be in the future' });
+  }
+  const limit = input.rate_limit_per_minute;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > maxRateLimitPerMinute)) {
+    issues.push({ path: 'rate_limit_per_minute', message: `must be a whole number from 1 to ${maxRateLimitPerMinute}` });
+  }
+  if (input.name !== undefined && (input.name.length > 200 || /\p{Cc}/u.test(input.name))) {
+    issues.push({ path: 'name', message: 'must be at most 200 characters with no control characters' });
+  }
+  if (issues.length > 0) throw validationFailed(issues);
+}
+
+/** Refuses with `scope_escalation` when `granter` holds fewer scopes than `requested`. */
+export function assertNoEscalation(granter: readonly string[], requested: readonly string[]): void {
+  const missing = uncoveredScopes(granter, requested);
+  if (missing.length > 0) {
+    throw new ApiError('scope_escalation', `This key cannot grant ${missing.join(', ')}: it does not hold it.`, {
+      requested_scopes: requested,
+      granted_scopes: granter,
+      missing_scopes: missing,
+    });
+  }
+}
+
+function record(tenantId: string, key: string, input: NewKeyInput, defaultLimit: number, lineageId?: string): ApiKeyRecord {
+  const id = newId('key');
+  return {
+    id,
+    tenant_id: tenantId,
+    lineage_id: lineageId ?? id,
+    name: input.name ?? '',
+    hash: hashKey(key),
+    ...displayParts(key),
+    scopes: [...new Set(input.scopes)],
+    expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+    rate_limit_per_minute: input.rate_limit_per_minute ?? defaultLimit,
+    legacy: isLegacyKey(key),
+    created_at: nowIso(),
+    revoked_at: null,
+    rotated_to: null,
+    last_used_at: null,
+    last_used_ip: null,
+    request_count: 0,
+  };
+}
+
+/** Creates a key for the tenant; the returned `key` is the only time the secret exists outside the caller. */
+export async function createApiKey(db: Db, tenant: Tenant, input: NewKeyInput, defaultLimit: number) {
+  checkNewKeyInput(input);
+  const key = generateKey(prefixFor(tenant.type));
+  const stored = record(tenant.id, key, input, defaultLimit);
+  await insertKey(db, stored);
+  return { record: stored, key };
+}
+
+/** Imports a legacy `ix_prod_`/`ix_dev_` key: it keeps working until it is rotated. */
+export async function importLegacyKey(db: Db, tenant: Tenant, key: string, input: NewKeyInput, defaultLimit: number) {
+  if (!isLegacyKey(key)) {
+    throw validationFailed([
+      { path: 'key', message: 'a legacy key starts ix_prod_ or ix_dev_ followed by at least 16 of A-Z a-z 0-9 _ -' },
+    ]);
+  }
+  checkNewKeyInput(input);
+  const stored = record(tenant.id, key, input, defaultLimit);
+  try {
+    await insertKey(db, stored);
+  } catch (error) {
+    if (/unique|duplicate/i.test(String(error))) throw new ApiError('conflict', 'This key has been imported already.');
+    throw error;
+  }
+  return { record: stored, key };
+}
+
+/**
+ * Issues a successor with the same name, scopes, limit and expiry, in a new-format key; the old key
+ * keeps working for `overlapSeconds` and then answers expired_credentials.
+ */
+export async function rotateApiKey(db: Db, old: ApiKeyRecord, tenant: Tenant, overlapSeconds: number) {
+  if (old.revoked_at) throw new ApiError('conflict', 'A revoked key cannot be rotated.');
+  if (old.rotated_to) throw new ApiError('conflict', `This key was rotated already, to ${old.rotated_to}.`);
+  if (old.expires_at && Date.parse(old.expires_at) <= Date.now()) {
+    throw new ApiError('conflict', 'An expired key cannot be rotated.');
+  }
+  const key = generateKey(prefixFor(tenant.type));
+  const next = record(
+    tenant.id,
+    key,
+    { name: old.name, scopes: old.scopes, expires_at: old.expires_at, rate_limit_per_minute: old.rate_limit_per_minute },
+    old.rate_limit_per_minute,
+    old.lineage_id,
+  );
+  const overlapEnd = Date.now() + overlapSeconds * 1000;
+  const oldExpiry = old.expires_at ? Math.min(Date.parse(old.expires_at), overlapEnd) : overlapEnd;
+  if (!(await rotateKey(db, old, next, new Date(oldExpiry).toISOString()))) {
+    const current = await findKey(db, old.id);
+    throw new ApiError('conflict', current?.revoked_at ? 'A revoked key cannot be rotated.' : 'This key was rotated already.');
+  }
+  return { record: next, key, old: (await findKey(db, old.id)) as ApiKeyRecord };
+}
+
+/** Revokes a key; revoking a revoked key is a no-op that answers the key as it is. */
+export async function revokeApiKey(db: Db, id: string, tenantId?: string): Promise<ApiKeyRecord> {
+  const existing = await findKey(db, id, tenantId);
+  if (!existing) throw new ApiError('not_found', `No API key ${id}.`);
+  return (await revokeKey(db, id, nowIso())) as ApiKeyRecord;
+}

@@ -1,0 +1,78 @@
+import { resolve } from 'node:path';
+
+/** Everything the service reads from its environment, parsed once and frozen. */
+export interface Config {
+  /** HOST: interface to listen on. */
+  readonly host: string;
+  /** PORT: TCP port (0 picks a free one). */
+  readonly port: number;
+  /** DATABASE_URL: `sqlite:<path>` (embedded default) or `postgres://…`. */
+  readonly databaseUrl: string;
+  /** IX_MASTER_KEY: base64 of 32 bytes, encrypts secrets at rest. */
+  readonly masterKey: string | undefined;
+  /** LOG_LEVEL: pino level. */
+  readonly logLevel: string;
+  /** IX_BODY_LIMIT: largest accepted request body in bytes. */
+  readonly bodyLimit: number;
+  /** IX_TRUST_PROXY: take the client IP from X-Forwarded-For: `true`, or the proxies' addresses/CIDRs, comma-separated. */
+  readonly trustProxy: boolean | string;
+  /** IX_DEFAULT_RATE_LIMIT: requests per minute for keys without their own limit. */
+  readonly defaultRateLimit: number;
+  /** IX_AUTH_FAILURE_LIMIT: failed authentications per IP per minute before 429. */
+  readonly authFailureLimit: number;
+  /** IX_USAGE_FLUSH_MS: how often batched usage counts are written. */
+  readonly usageFlushMs: number;
+  /** IX_KEY_CACHE_MS: how long a verified key is trusted without a storage read. */
+  readonly keyCacheMs: number;
+  /** METRICS_PORT: serve /metrics on its own port instead of the API port. */
+  readonly metricsPort: number | undefined;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  return raw === 'true' ? true : raw;
+}
+
+/** Reads the environment once; defaults are the embedded single-node setup. */
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/interchange.db';
+  if (!databaseUrl.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
+  return Object.freeze({
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl,
+    masterKey: env.IX_MASTER_KEY || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimit: integer(env, 'IX_BODY_LIMIT', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    trustProxy: trustProxy(env.IX_TRUST_PROXY),
+    defaultRateLimit: integer(env, 'IX_DEFAULT_RATE_LIMIT', 600, 1, 1_000_000),
+    authFailureLimit: integer(env, 'IX_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
+    usageFlushMs: integer(env, 'IX_USAGE_FLUSH_MS', 1000, 10, 60_000),
+    keyCacheMs: integer(env, 'IX_KEY_CACHE_MS', 500, 0, 1000),
+    metricsPort,
+  });
+}
+
+/** The file path of a `sqlite:` URL, resolved against the working directory. */
+export function sqlitePath(databaseUrl: string): string {
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? path : resolve(path);
+}

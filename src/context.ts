@@ -1,0 +1,15 @@
+import type { KeyCache } from './auth/key-cache.ts';
+import type { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
+import type { UsageRecorder } from './auth/usage-recorder.ts';
+import type { Config } from './config.ts';
+import type { Storage } from './storage/database.ts';
+
+/** What routes share: built once in `build()` and passed to each route module explicitly. */
+export interface AppContext {
+  config: Config;
+  storage: Storage;
+  keyCache: KeyCache;
+  limiter: KeyRateLimiter;
+  guard: AuthFailureGuard;
+  usage: UsageRecorder;
+}

@@ -1,0 +1,73 @@
+/** The closed catalogue of error codes from API.md section 1, each with its status and default message. */
+export const errorCatalogue = {
+  missing_credentials: [401, 'Send your API key in the X-API-Key header.'],
+  invalid_credentials: [401, 'The API key is not valid for this tenant.'],
+  expired_credentials: [401, 'The API key has expired.'],
+  api_key_in_bearer: [401, 'API keys go in the X-API-Key header, not in Authorization: Bearer.'],
+  missing_tenant: [400, 'Send the tenant id in the X-Tenant-ID header.'],
+  insufficient_scope: [403, 'The API key lacks the scope this endpoint requires.'],
+  scope_escalation: [403, 'A key cannot grant a scope it does not hold itself.'],
+  rate_limited: [429, 'Too many requests; retry after the time in Retry-After.'],
+  validation_failed: [400, 'The request is invalid.'],
+  invalid_json: [400, 'The request body is not valid JSON.'],
+  unsupported_operation: [400, 'This connector does not offer that operation.'],
+  not_found: [404, 'Not found.'],
+  conflict: [409, 'The request conflicts with the current state.'],
+  integration_misconfigured: [422, 'The integration configuration cannot run.'],
+  egress_denied: [422, 'The upstream address is refused by the egress policy.'],
+  unknown_soap_method: [400, 'The method is not in the WSDL.'],
+  invalid_soap_params: [400, 'The parameters do not fit the method.'],
+  graphql_errors: [502, 'The upstream GraphQL service answered with errors.'],
+  soap_fault: [502, 'The upstream SOAP service answered with a fault.'],
+  upstream_http_error: [502, 'The upstream service answered with an HTTP error.'],
+  upstream_invalid_response: [502, 'The upstream service answered with an unreadable response.'],
+  upstream_response_too_large: [502, 'The upstream response is larger than the limit.'],
+  upstream_unreachable: [502, 'The upstream service could not be reached.'],
+  upstream_timeout: [504, 'The upstream service did not answer in time.'],
+  idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request.'],
+  payload_too_large: [413, 'The request body is too large.'],
+  unsupported_media_type: [415, 'Send the request body as application/json.'],
+  headers_too_large: [431, 'The request headers are too large.'],
+  bad_request: [400, 'The request could not be read.'],
+  internal_error: [500, 'Something went wrong on our side.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+/** An expected failure: a catalogue code, a human sentence and optional code-specific details. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>) {
+    super(message ?? errorCatalogue[code][1]);
+    this.code = code;
+    this.status = errorCatalogue[code][0];
+    this.details = details;
+  }
+}
+
+/** A validation failure that lists every problem found. */
+export function validationFailed(issues: ValidationIssue[], message?: string): ApiError {
+  return new ApiError(
+    'validation_failed',
+    message ?? (issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid.`),
+    { issues },
+  );
+}
+
+/** The failure body of API.md section 1. */
+export function errorBody(code: ErrorCode, message: string, requestId: string, details?: Record<string, unknown>) {
+  return {
+    success: false as const,
+    error: details === undefined ? { code, message } : { code, message, details },
+    request_id: requestId,
+  };
+}

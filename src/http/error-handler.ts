@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type ErrorCode, errorBody, errorCatalogue, validationFailed } from '../errors.ts';
+import { toIssues } from './validation.ts';
+
+export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';
+
+// Fastify's own errors that callers can cause, mapped to the catalogue.
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_BAD_URL: 'bad_request',
+  FST_ERR_ASYNC_CONSTRAINT: 'bad_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'validation_failed',
+};
+
+/** Turns any thrown value into a catalogue error; unknown errors become a bare internal_error. */
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const e = error as FastifyError;
+  if (e?.validation) return validationFailed(toIssues(e.validation as never));
+  const code = e?.code ? fastifyCodes[e.code] : undefined;
+  if (code) return new ApiError(code);
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new ApiError(e.statusCode === 404 ? 'not_found' : 'bad_request');
+  }
+  return undefined;
+}
+
+/** Errors Fastify raises before routing (a malformed percent-encoding, an over-long path segment). */
+export function frameworkErrors(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  sendError(reply, toApiError(error) ?? new ApiError('bad_request'));
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.status === 401) reply.header('www-authenticate', wwwAuthenticate);
+  return reply.code(error.status).send(errorBody(error.code, error.message, reply.request.id, error.details));
+}
+
+/** One error handler: our errors as they are, framework errors mapped, unknown errors never shown. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toApiError(error);
+    if (known) return sendError(reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, new ApiError('internal_error'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}
+
+/**
+ * What Node's HTTP parser refuses never reaches Fastify: answer it here in the contract's shape
+ * (431 for oversized headers, 400 otherwise) rather than Node's bare 400.
+ */
+export function clientErrorHandler(this: unknown, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request';
+  const [status, message] = errorCatalogue[code];
+  const requestId = randomUUID();
+  const body = JSON.stringify(errorBody(code, message, requestId));
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

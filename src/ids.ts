@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+
+const base62Alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const base36Alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** `length` characters drawn uniformly from `alphabet` with a CSPRNG (rejection sampling, no modulo bias). */
+export function randomString(length: number, alphabet = base62Alphabet): string {
+  const limit = 256 - (256 % alphabet.length);
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < limit) out += alphabet[byte % alphabet.length];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Encodes a non-negative integer in base 62, left-padded to `width`. */
+export function toBase62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  do {
+    out = base62Alphabet[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  } while (rest > 0);
+  return out.padStart(width, '0');
+}
+
+/**
+ * A prefixed id that sorts by creation time (`key_…`, `ent_…`): lower-case base36 so that
+ * SQLite and PostgreSQL collations order it alike.
+ */
+export function newId(prefix: string): string {
+  const time = Date.now().toString(36).padStart(9, '0');
+  return `${prefix}_${time}${randomString(16, base36Alphabet)}`;
+}
+
+/** RFC 3339 UTC timestamp. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}

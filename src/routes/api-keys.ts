@@ -1,0 +1,182 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type AuthContext, caller } from '../auth/authenticate.ts';
+import { toKeyObject } from '../auth/key-object.ts';
+import {
+  assertNoEscalation,
+  createApiKey,
+  maxOverlapSeconds,
+  maxRateLimitPerMinute,
+  revokeApiKey,
+  rotateApiKey,
+} from '../auth/key-service.ts';
+import type { AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { ok, okList } from '../http/envelope.ts';
+import { type ApiKeyRecord, findKey, listKeys } from '../storage/api-keys.ts';
+import { findTenant, type Tenant } from '../storage/tenants.ts';
+import { usageSince } from '../storage/usage.ts';
+import { idParams, pageQuery, security } from './schemas.ts';
+
+const tags = ['API keys'];
+const keyParams = idParams('key_id');
+
+const createBody = {
+  type: 'object',
+  required: ['scopes'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', maxLength: 200 },
+    scopes: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', maxLength: 64 } },
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    rate_limit_per_minute: { type: 'integer', minimum: 1, maximum: maxRateLimitPerMinute },
+  },
+} as const;
+
+interface CreateBody {
+  name?: string;
+  scopes: string[];
+  expires_at?: string | null;
+  rate_limit_per_minute?: number;
+}
+
+async function tenantOf(ctx: AppContext, auth: AuthContext): Promise<Tenant> {
+  const tenant = await findTenant(ctx.storage.db, auth.tenantId);
+  if (!tenant) throw new ApiError('invalid_credentials');
+  return tenant;
+}
+
+async function keyInTenant(ctx: AppContext, request: FastifyRequest<{ Params: { key_id: string } }>): Promise<ApiKeyRecord> {
+  const key = await findKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
+  if (!key) throw new ApiError('not_found', `No API key ${request.params.key_id}.`);
+  return key;
+}
+
+/** ISO date `days - 1` days before today (UTC), so that `days` whole days are covered. */
+function firstDay(days: number): string {
+  return new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+}
+
+export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const view = (key: ApiKeyRecord) => toKeyObject(key, ctx.usage.pending(key.id));
+
+  app.post<{ Body: CreateBody }>(
+    '/api/v1/api-keys',
+    {
+      config: { scope: 'api_keys.write' },
+      schema: { tags, security, summary: 'Create a key; the secret is returned only here.', body: createBody },
+    },
+    async (request, reply) => {
+      const auth = caller(request);
+      assertNoEscalation(auth.key.scopes, request.body.scopes);
+      const tenant = await tenantOf(ctx, auth);
+      const { record, key } = await createApiKey(ctx.storage.db, tenant, request.body, ctx.config.defaultRateLimit);
+      return reply.code(201).send(ok({ ...view(record), key }));
+    },
+  );
+
+  app.get<{ Querystring: { limit: number; cursor?: string } }>(
+    '/api/v1/api-keys',
+    {
+      config: { scope: 'api_keys.read' },
+      schema: {
+        tags,
+        security,
+        summary: "List this tenant's keys.",
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+      },
+    },
+    async (request) => {
+      const page = await listKeys(ctx.storage.db, caller(request).tenantId, request.query);
+      return okList(page.items.map(view), page.nextCursor);
+    },
+  );
+
+  app.get<{ Params: { key_id: string } }>(
+    '/api/v1/api-keys/:key_id',
+    { config: { scope: 'api_keys.read' }, schema: { tags, security, summary: 'One key.', params: keyParams } },
+    async (request) => ok(view(await keyInTenant(ctx, request))),
+  );
+
+  app.get<{ Params: { key_id: string }; Querystring: { days: number } }>(
+    '/api/v1/api-keys/:key_id/usage',
+    {
+      config: { scope: 'api_keys.read' },
+      schema: {
+        tags,
+        security,
+        summary: 'Requests and errors per UTC day, oldest first, every day of the window listed.',
+        params: keyParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { days: { type: 'integer', minimum: 1, maximum: 366, default: 30 } },
+        },
+      },
+    },
+    async (request) => {
+      const key = await keyInTenant(ctx, request);
+      const from = firstDay(request.query.days);
+      const stored = new Map((await usageSince(ctx.storage.db, key.id, from)).map((d) => [d.date, d]));
+      const pending = ctx.usage.pending(key.id)?.days;
+      const days = [];
+      for (let i = request.query.days - 1; i >= 0; i--) {
+        const date = new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10);
+        const extra = pending?.get(date);
+        days.push({
+          date,
+          requests: (stored.get(date)?.requests ?? 0) + (extra?.requests ?? 0),
+          errors: (stored.get(date)?.errors ?? 0) + (extra?.errors ?? 0),
+        });
+      }
+      return ok(days);
+    },
+  );
+
+  app.post<{ Params: { key_id: string }; Body: { overlap_seconds?: number } | undefined }>(
+    '/api/v1/api-keys/:key_id/rotate',
+    {
+      config: { scope: 'api_keys.write' },
+      schema: {
+        tags,
+        security,
+        summary: 'Issue a successor; the old key works for overlap_seconds more.',
+        params: keyParams,
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: { overlap_seconds: { type: 'integer', minimum: 0, maximum: maxOverlapSeconds, default: 3600 } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const auth = caller(request);
+      const old = await keyInTenant(ctx, request);
+      // The caller receives the successor's secret, so it must hold every scope the key has.
+      assertNoEscalation(auth.key.scopes, old.scopes);
+      const tenant = await tenantOf(ctx, auth);
+      const { record, key } = await rotateApiKey(ctx.storage.db, old, tenant, request.body?.overlap_seconds ?? 3600);
+      ctx.keyCache.forget(old.hash);
+      return reply.code(201).send(ok({ ...view(record), key }));
+    },
+  );
+
+  app.delete<{ Params: { key_id: string } }>(
+    '/api/v1/api-keys/:key_id',
+    { config: { scope: 'api_keys.write' }, schema: { tags, security, summary: 'Revoke a key at once.', params: keyParams } },
+    async (request) => {
+      const revoked = await revokeApiKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
+      ctx.keyCache.forget(revoked.hash);
+      return ok(view(revoked));
+    },
+  );
+
+  app.get(
+    '/api/v1/me',
+    { config: { scope: 'any' }, schema: { tags: ['Me'], security, summary: 'The calling key and its tenant.' } },
+    async (request) => {
+      const auth = caller(request);
+      const tenant = await tenantOf(ctx, auth);
+      return ok({ key: view(auth.key), tenant: { id: tenant.id, name: tenant.name, type: tenant.type } });
+    },
+  );
+}

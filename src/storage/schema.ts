@@ -1,0 +1,51 @@
+/** Row types as stored. Timestamps are RFC 3339 UTC text, booleans 0/1, lists JSON text: the same on SQLite and PostgreSQL. */
+export interface TenantsTable {
+  id: string;
+  name: string;
+  type: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  lineage_id: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  start: string;
+  last4: string;
+  scopes: string;
+  expires_at: string | null;
+  rate_limit_per_minute: number;
+  legacy: number;
+  created_at: string;
+  revoked_at: string | null;
+  rotated_to: string | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
+  request_count: number | string;
+}
+
+export interface ApiKeyUsageDailyTable {
+  key_id: string;
+  date: string;
+  requests: number | string;
+  errors: number | string;
+}
+
+export interface EntitiesTable {
+  tenant_id: string;
+  entity_id: string;
+  name: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  api_key_usage_daily: ApiKeyUsageDailyTable;
+  entities: EntitiesTable;
+}
