@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { build } from '../../src/app.ts';
+import { createApiKey } from '../../src/auth/key-service.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import type { ApiKeyRecord } from '../../src/storage/api-keys.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
+import { insertTenant, type TenantType } from '../../src/storage/tenants.ts';
+
+export interface Harness {
+  app: FastifyInstance;
+  storage: Storage;
+  config: Config;
+  dir: string;
+  /** Creates a tenant (id → type) and returns it. */
+  tenant(id: string, type?: TenantType): Promise<void>;
+  /** Creates a key directly in storage; returns its secret and record. */
+  key(
+    tenantId: string,
+    scopes: string[],
+    extra?: { expires_at?: string; rate_limit_per_minute?: number; name?: string },
+  ): Promise<{ key: string; record: ApiKeyRecord }>;
+  /** `app.inject` with the key and tenant headers set. */
+  call(auth: { key: string; tenant: string } | null, options: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** A fresh app on a fresh SQLite file in a temp folder. */
+export async function harness(env: Record<string, string> = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'ix.db')}`, LOG_LEVEL: 'silent', ...env });
+  const storage = openStorage(config.databaseUrl);
+  const app = await build(config, { storage });
+  return {
+    app,
+    storage,
+    config,
+    dir,
+    async tenant(id, type = 'production') {
+      await insertTenant(storage.db, { id, name: `Tenant ${id}`, type });
+    },
+    async key(tenantId, scopes, extra = {}) {
+      const tenant = { id: tenantId, name: '', type: 'production' as const, created_at: '' };
+      const row = await storage.db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirstOrThrow();
+      return createApiKey(storage.db, { ...tenant, type: row.type as TenantType }, { scopes, ...extra }, config.defaultRateLimit);
+    },
+    call(auth, options) {
+      const headers: Record<string, string> = { ...(options.headers as Record<string, string>) };
+      if (auth) {
+        headers['x-api-key'] = auth.key;
+        headers['x-tenant-id'] = auth.tenant;
+      }
+      return app.inject({ ...options, headers });
+    },
+    async close() {
+      await app.close();
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The parsed JSON body. */
+export function body(response: LightMyRequestResponse): any {
+  return JSON.parse(response.body);
+}
