@@ -28,7 +28,11 @@ describe('HTTP conventions (API.md section 1)', () => {
   test('a sane X-Request-Id is echoed; an insane one is replaced', async () => {
     const echoed = await h.call(auth, { method: 'GET', url: '/api/v1/me', headers: { 'x-request-id': 'wf-123.abc' } });
     assert.equal(echoed.headers['x-request-id'], 'wf-123.abc');
-    const replaced = await h.call(null, { method: 'GET', url: '/api/v1/me', headers: { 'x-request-id': 'bad id\u00e9<script>' } });
+    const replaced = await h.call(null, {
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { 'x-request-id': 'bad id\u00e9<script>' },
+    });
     assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     assertErrorShape(replaced, 'missing_credentials');
   });
@@ -59,7 +63,12 @@ describe('HTTP conventions (API.md section 1)', () => {
     });
     assert.equal(broken.statusCode, 400);
     assertErrorShape(broken, 'invalid_json');
-    const text = await h.call(auth, { method: 'POST', url: '/api/v1/entities', headers: { 'content-type': 'text/plain' }, payload: 'name=x' });
+    const text = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/entities',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'name=x',
+    });
     assert.equal(text.statusCode, 415);
     assertErrorShape(text, 'unsupported_media_type');
     const form = await h.call(auth, {
@@ -99,13 +108,16 @@ describe('HTTP conventions (API.md section 1)', () => {
   test('oversized headers get 431 headers_too_large from a real socket', async () => {
     const url = new URL(base);
     const res = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, path: '/healthz', headers: { 'x-big': 'a'.repeat(20_000) } }, (r) => {
-        let text = '';
-        r.on('data', (c) => {
-          text += c;
-        });
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: text }));
-      });
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path: '/healthz', headers: { 'x-big': 'a'.repeat(20_000) } },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => {
+            text += c;
+          });
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: text }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
