@@ -47,8 +47,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
 async function lookUp(deps: AuthDeps, hash: string): Promise<ApiKeyRecord | undefined> {
   const cached = deps.cache.get(hash);
   if (cached) return cached.key;
+  const readAt = deps.cache.generation();
   const key = await findKeyByHash(deps.db, hash);
-  deps.cache.set(hash, key);
+  deps.cache.set(hash, key, readAt);
   return key;
 }
 

@@ -14,6 +14,8 @@ export class KeyCache {
   readonly #entries = new Map<string, Entry>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
+  // Bumped by every forget(): a lookup that started before a change must not cache what it read.
+  #generation = 0;
 
   constructor(ttlMs: number, maxEntries = 10_000) {
     this.#ttlMs = ttlMs;
@@ -27,8 +29,14 @@ export class KeyCache {
     return undefined;
   }
 
-  set(hash: string, key: ApiKeyRecord | undefined, now = Date.now()): void {
-    if (this.#ttlMs === 0) return;
+  /** Call before reading storage; pass the result to set(). */
+  generation(): number {
+    return this.#generation;
+  }
+
+  /** Caches a lookup unless a key changed in this process since `readAt` (a generation()). */
+  set(hash: string, key: ApiKeyRecord | undefined, readAt: number, now = Date.now()): void {
+    if (this.#ttlMs === 0 || readAt !== this.#generation) return;
     if (this.#entries.size >= this.#maxEntries) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
@@ -38,6 +46,7 @@ export class KeyCache {
 
   /** Drops a changed key at once. */
   forget(hash: string): void {
+    this.#generation += 1;
     this.#entries.delete(hash);
   }
 }

@@ -8,6 +8,8 @@ import { type PendingUsage, writeUsage } from '../storage/usage.ts';
  */
 export class UsageRecorder {
   #pending = new Map<string, PendingUsage>();
+  // The batch being written: still counted by pending() until its transaction commits.
+  #inflight = new Map<string, PendingUsage>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   readonly #db: Db;
@@ -39,9 +41,14 @@ export class UsageRecorder {
     usage.days.set(date, day);
   }
 
-  /** What this process has counted for the key but not written yet. */
+  /** What this process has counted for the key but not committed yet. */
   pending(keyId: string): PendingUsage | undefined {
-    return this.#pending.get(keyId);
+    const queued = this.#pending.get(keyId);
+    const writing = this.#inflight.get(keyId);
+    if (!writing) return queued;
+    const view = copyUsage(writing);
+    if (queued) mergeUsage(view, queued);
+    return view;
   }
 
   /** Writes the current batch; flushes never overlap. */
@@ -54,30 +61,18 @@ export class UsageRecorder {
     if (this.#pending.size === 0) return;
     const batch = this.#pending;
     this.#pending = new Map();
+    this.#inflight = batch;
     try {
       await writeUsage(this.#db, batch);
     } catch (error) {
       this.#log.error({ err: error }, 'usage flush failed; keeping the counts for the next flush');
-      for (const [keyId, usage] of batch) this.#merge(keyId, usage);
-    }
-  }
-
-  #merge(keyId: string, usage: PendingUsage): void {
-    const current = this.#pending.get(keyId);
-    if (!current) {
-      this.#pending.set(keyId, usage);
-      return;
-    }
-    current.requests += usage.requests;
-    if (usage.lastUsedAt > current.lastUsedAt) {
-      current.lastUsedAt = usage.lastUsedAt;
-      current.lastUsedIp = usage.lastUsedIp;
-    }
-    for (const [date, counts] of usage.days) {
-      const day = current.days.get(date) ?? { requests: 0, errors: 0 };
-      day.requests += counts.requests;
-      day.errors += counts.errors;
-      current.days.set(date, day);
+      for (const [keyId, usage] of batch) {
+        const current = this.#pending.get(keyId);
+        if (current) mergeUsage(usage, current);
+        this.#pending.set(keyId, usage);
+      }
+    } finally {
+      this.#inflight = new Map();
     }
   }
 
@@ -85,5 +80,24 @@ export class UsageRecorder {
     clearInterval(this.#timer);
     await this.flush();
     if (this.#pending.size > 0) await this.flush();
+  }
+}
+
+function copyUsage(usage: PendingUsage): PendingUsage {
+  return { ...usage, days: new Map([...usage.days].map(([date, counts]) => [date, { ...counts }])) };
+}
+
+/** Adds `from` into `into`: counts summed, the later use kept. */
+function mergeUsage(into: PendingUsage, from: PendingUsage): void {
+  into.requests += from.requests;
+  if (from.lastUsedAt > into.lastUsedAt) {
+    into.lastUsedAt = from.lastUsedAt;
+    into.lastUsedIp = from.lastUsedIp;
+  }
+  for (const [date, counts] of from.days) {
+    const day = into.days.get(date) ?? { requests: 0, errors: 0 };
+    day.requests += counts.requests;
+    day.errors += counts.errors;
+    into.days.set(date, day);
   }
 }

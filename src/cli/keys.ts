@@ -31,6 +31,16 @@ function wholeNumber(name: string, value: string | undefined, max: number): numb
   return Number(value);
 }
 
+// RFC 3339 only: Date.parse would also take "Jan 1 2030", read in the local time zone.
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function timestamp(name: string, value: string | undefined): string | undefined {
+  if (value !== undefined && !rfc3339.test(value)) {
+    throw new UsageError(`${name} must be an RFC 3339 timestamp, e.g. 2030-01-31T00:00:00Z`);
+  }
+  return value;
+}
+
 function show(io: CliIo, asJson: boolean, key: ApiKeyRecord, secret?: string): void {
   const object = secret === undefined ? toKeyObject(key) : { ...toKeyObject(key), key: secret };
   if (asJson) io.out(JSON.stringify(object));
@@ -59,7 +69,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
       const input = {
         name: values.name,
         scopes: scopesOf(values.scopes),
-        expires_at: values['expires-at'],
+        expires_at: timestamp('--expires-at', values['expires-at']),
         rate_limit_per_minute: wholeNumber('--rate-limit', values['rate-limit'], 1_000_000),
       };
       const { record, key } = await withStorage(io, async (s, limit) =>

@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import { startServer } from '../server.ts';
 import { migrate, openStorage } from '../storage/database.ts';
 import { type CliIo, processIo, UsageError } from './io.ts';
 import { keysCommand } from './keys.ts';
@@ -33,15 +32,23 @@ async function migrateCommand(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-/** Runs one CLI command; returns its exit code. `serve` returns only once the server stops. */
+/** Never resolves: the server's SIGTERM/SIGINT handler ends the process once it has shut down. */
+async function serveCommand(args: string[], io: CliIo): Promise<number> {
+  if (args.length > 0) throw new UsageError('usage: interchange serve (configured by environment variables)');
+  const config = loadConfig(io.env);
+  // Imported here, not at the top, so that the other commands do not pay for loading Fastify.
+  const { startServer } = await import('../server.ts');
+  await startServer(config);
+  return new Promise<number>(() => {});
+}
+
+/** Runs one CLI command; returns its exit code. `serve` never returns: its process ends on SIGTERM/SIGINT. */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [command, ...args] = argv;
   try {
     switch (command) {
       case 'serve':
-        if (args.length > 0) throw new UsageError('usage: interchange serve (configured by environment variables)');
-        await startServer(loadConfig(io.env));
-        return await new Promise<number>(() => {});
+        return await serveCommand(args, io);
       case 'migrate':
         return await migrateCommand(args, io);
       case 'tenants':
@@ -49,10 +56,11 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'keys':
         return await keysCommand(args, io);
       case undefined:
+        throw new UsageError(usage);
       case 'help':
       case '--help':
         io.out(usage);
-        return command === undefined ? 2 : 0;
+        return 0;
       default:
         throw new UsageError(`unknown command ${command}\n${usage}`);
     }
@@ -68,7 +76,9 @@ function report(error: unknown, io: CliIo): number {
   }
   if (error instanceof ApiError) {
     const issues = (error.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
-    io.err([error.message, ...issues.map((i) => `  ${i.path}: ${i.message}`)].join('\n'));
+    // A single issue is the message already (see validationFailed): say it once.
+    const lines = issues.map((i) => `${i.path}: ${i.message}`).filter((line) => line !== error.message);
+    io.err([error.message, ...lines.map((line) => `  ${line}`)].join('\n'));
     return error.code === 'validation_failed' ? 2 : 1;
   }
   if (error instanceof ConfigError) {

@@ -3,6 +3,7 @@ import { type AuthContext, caller } from '../auth/authenticate.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import {
   assertNoEscalation,
+  checkNewKeyInput,
   createApiKey,
   maxOverlapSeconds,
   maxRateLimitPerMinute,
@@ -67,6 +68,8 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
     },
     async (request, reply) => {
       const auth = caller(request);
+      // Bad input first: a scope that does not exist is validation_failed, not an escalation.
+      checkNewKeyInput(request.body);
       assertNoEscalation(auth.key.scopes, request.body.scopes);
       const tenant = await tenantOf(ctx, auth);
       const { record, key } = await createApiKey(ctx.storage.db, tenant, request.body, ctx.config.defaultRateLimit);
@@ -176,7 +179,9 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
     async (request) => {
       const auth = caller(request);
       const tenant = await tenantOf(ctx, auth);
-      return ok({ key: view(auth.key), tenant: { id: tenant.id, name: tenant.name, type: tenant.type } });
+      // The authenticated record may come from the key cache, older than the last usage flush.
+      const key = (await findKey(ctx.storage.db, auth.key.id)) ?? auth.key;
+      return ok({ key: view(key), tenant: { id: tenant.id, name: tenant.name, type: tenant.type } });
     },
   );
 }

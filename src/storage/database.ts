@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
@@ -37,22 +37,24 @@ export function openStorage(databaseUrl: string): Storage {
 }
 
 /**
- * Applies pending migrations. Kysely's migrator locks on PostgreSQL; on SQLite a second process that
- * loses the race for the write lock sees SQLITE_BUSY, so it waits and tries again, and then finds the work done.
+ * Applies pending migrations, each once however many processes start at the same time. Kysely's
+ * migrator locks on PostgreSQL but not on SQLite (it runs SQLite migrations outside any transaction),
+ * so on SQLite the whole run holds the database's write lock: `BEGIN IMMEDIATE` waits (busy_timeout)
+ * while another process migrates, and then finds the work done. SQLite DDL is transactional, so a
+ * failed migration leaves nothing behind.
  */
 export async function migrate(storage: Storage): Promise<string[]> {
   const migrator = new Migrator({ db: storage.db, provider });
-  for (let attempt = 1; ; attempt++) {
+  if (storage.kind === 'sqlite') await sql`begin immediate`.execute(storage.db);
+  try {
     const { error, results } = await migrator.migrateToLatest();
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (attempt >= 20 || !isBusy(error)) throw error;
-    await new Promise((r) => setTimeout(r, 50 * attempt));
+    if (error) throw error;
+    if (storage.kind === 'sqlite') await sql`commit`.execute(storage.db);
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  } catch (error) {
+    if (storage.kind === 'sqlite') await sql`rollback`.execute(storage.db).catch(() => {});
+    throw error;
   }
-}
-
-function isBusy(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
-  return /SQLITE_BUSY|database is locked/i.test(message);
 }
 
 /** True when storage answers a trivial query. */

@@ -8,7 +8,8 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 export function openNodeSqlite(path: string): SqliteDatabase {
   const db = new DatabaseSync(path);
   // WAL lets readers (the CLI, a second server) work beside a writer; busy_timeout waits out short locks.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;');
+  // busy_timeout first: switching a new file to WAL needs a lock that another process may hold.
+  db.exec('PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;');
   return {
     close: () => db.close(),
     prepare: (sql) => adaptStatement(db.prepare(sql)),

@@ -63,6 +63,7 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
 }
 
 /** The parsed JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
 export function body(response: LightMyRequestResponse): any {
   return JSON.parse(response.body);
 }

@@ -1,0 +1,188 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The CLI entry point, run by the same Node that runs the tests. */
+export const bin = resolve(import.meta.dirname, '../../bin/interchange.ts');
+
+export type Env = Record<string, string>;
+
+/** Parsed JSON output, checked by the assertions that read it. */
+// biome-ignore lint/suspicious/noExplicitAny: a test reads parsed JSON by its documented shape.
+export type Json = any;
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** `performance.now()` when the process exited (its output may arrive a little later). */
+  exitedAt: number;
+}
+
+export interface ServerProcess {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  child: ChildProcess;
+  /** What the server wrote to stderr so far (its warnings and errors at LOG_LEVEL=warn). */
+  stderr(): string;
+  /** SIGTERM, then the exit code once the process has exited; SIGKILL and a rejection after `timeoutMs`. */
+  stop(timeoutMs?: number): Promise<number | null>;
+}
+
+/** Children still running; killed when the test process exits, whatever happened. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+// Variables the service reads: a test sets its own, never the ones of the shell that runs it.
+const serviceVariable = /^(HOST|PORT|DATABASE_URL|REDIS_URL|LOG_LEVEL|METRICS_PORT|IX_.*|NODE_TEST_CONTEXT|NODE_OPTIONS)$/;
+
+function childEnv(env: Env): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !serviceVariable.test(name)));
+  return { ...base, LOG_LEVEL: 'warn', ...env };
+}
+
+function track(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** A fresh temp folder and the env that points DATABASE_URL at a SQLite file in it. */
+export function tempDatabase(): { dir: string; env: Env; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ix-proc-'));
+  return {
+    dir,
+    env: { DATABASE_URL: `sqlite:${join(dir, 'ix.db')}` },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A TCP port that was free a moment ago (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Runs `interchange <args>` to completion; one that runs past `timeoutMs` is killed (code null). */
+export function runCli(args: string[], env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolveResult, reject) => {
+    const child = track(
+      spawn(process.execPath, [bin, ...args], { env: childEnv(env), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
+    let exitedAt = 0;
+    child.once('exit', () => {
+      exitedAt = performance.now();
+      clearTimeout(timer);
+    });
+    child.once('error', reject);
+    // Resolved on 'close', not 'exit': stdout and stderr are complete only then.
+    child.once('close', (code) => resolveResult({ code, stdout, stderr, exitedAt }));
+  });
+}
+
+/** Runs a CLI command that must succeed with `--json` and returns what it printed, parsed. */
+export async function cliJson(args: string[], env: Env): Promise<Json> {
+  const result = await runCli([...args, '--json'], env);
+  if (result.code !== 0) throw new Error(`interchange ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolveCode) => child.once('exit', (code) => resolveCode(code)));
+}
+
+async function waitUntilHealthy(url: string, child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let gone = false;
+  const exit = exited(child).then((code) => {
+    gone = true;
+    return code;
+  });
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`server exited with ${await exit} before /healthz answered:\n${stderr()}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not answer /healthz within ${timeoutMs} ms:\n${stderr()}`);
+}
+
+/**
+ * Starts `interchange serve` on a free port and resolves once /healthz answers. The port is picked
+ * by the caller's process, so another process may take it first: then it tries again on another.
+ */
+export async function startServer(env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = track(
+      spawn(process.execPath, [bin, 'serve'], {
+        env: childEnv({ HOST: '127.0.0.1', ...env, PORT: String(port) }),
+        cwd: options.cwd,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    try {
+      await waitUntilHealthy(url, child, () => stderr, options.timeoutMs ?? 10_000);
+    } catch (error) {
+      if (attempt < 3 && stderr.includes('EADDRINUSE')) continue;
+      throw error;
+    }
+    return {
+      url,
+      child,
+      stderr: () => stderr,
+      async stop(timeoutMs = 5_000) {
+        if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+        child.kill('SIGTERM');
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            child.kill('SIGKILL');
+            reject(new Error(`server did not exit within ${timeoutMs} ms of SIGTERM:\n${stderr}`));
+          }, timeoutMs);
+        });
+        try {
+          return await Promise.race([exited(child), timeout]);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+  }
+}
+
+/** Kills whatever a test left running (for `after` hooks); a no-op when everything has stopped. */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}

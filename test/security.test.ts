@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { generateKey } from '../src/auth/key-format.ts';
+import { insertEntity } from '../src/storage/entities.ts';
+import { assertError, assertRateLimitHeaders, rateLimitHeaders } from './helpers/assertions.ts';
+import { body, type Harness, harness } from './helpers/harness.ts';
+
+/** One authenticated route of API.md §2 and a request it accepts. */
+interface RouteCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  /** The scope API.md §2 requires, or `any` (GET /me). */
+  scope: string;
+  /** The status of an accepted request. */
+  status: number;
+  /** A request this route accepts in tenant `acme`; creates the objects it needs, fresh each time. */
+  request(h: Harness): Promise<{ url: string; payload?: object }>;
+}
+
+let seq = 0;
+// A key any caller that may use the key routes may also rotate (no scope escalation).
+const targetKey = async (h: Harness) => (await h.key('acme', ['api_keys.write'])).record.id;
+const entityId = async (h: Harness) => {
+  const id = `sec-${++seq}`;
+  await insertEntity(h.storage.db, 'acme', { entity_id: id, name: id, status: 'active' });
+  return id;
+};
+
+const routes: RouteCase[] = [
+  {
+    method: 'GET',
+    path: '/api/v1/api-keys',
+    scope: 'api_keys.read',
+    status: 200,
+    request: async () => ({ url: '/api/v1/api-keys' }),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/api-keys',
+    scope: 'api_keys.write',
+    status: 201,
+    request: async () => ({ url: '/api/v1/api-keys', payload: { name: 'sec', scopes: ['api_keys.write'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/api-keys/:id',
+    scope: 'api_keys.read',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/api-keys/${await targetKey(h)}` }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/api-keys/:id/usage',
+    scope: 'api_keys.read',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/api-keys/${await targetKey(h)}/usage?days=2` }),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/api-keys/:id/rotate',
+    scope: 'api_keys.write',
+    status: 201,
+    request: async (h) => ({ url: `/api/v1/api-keys/${await targetKey(h)}/rotate`, payload: { overlap_seconds: 60 } }),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/api-keys/:id',
+    scope: 'api_keys.write',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/api-keys/${await targetKey(h)}` }),
+  },
+  { method: 'GET', path: '/api/v1/me', scope: 'any', status: 200, request: async () => ({ url: '/api/v1/me' }) },
+  {
+    method: 'GET',
+    path: '/api/v1/entities',
+    scope: 'entities.read',
+    status: 200,
+    request: async () => ({ url: '/api/v1/entities' }),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/entities',
+    scope: 'entities.write',
+    status: 201,
+    request: async () => ({ url: '/api/v1/entities', payload: { name: 'sec' } }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/entities/:id',
+    scope: 'entities.read',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/entities/${await entityId(h)}` }),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/entities/:id',
+    scope: 'entities.write',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/entities/${await entityId(h)}`, payload: { status: 'archived' } }),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/entities/:id',
+    scope: 'entities.write',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/entities/${await entityId(h)}` }),
+  },
+];
+
+const as = (key: string, tenant: string) => ({ 'x-api-key': key, 'x-tenant-id': tenant });
+
+/** A new-format key whose last checksum character is changed. */
+function withBadChecksum(key: string): string {
+  const last = key.at(-1);
+  return key.slice(0, -1) + (last === 'A' ? 'B' : 'A');
+}
+
+describe('security: every authenticated route', () => {
+  let h: Harness;
+  let revoked: string;
+  let expired: string;
+  let globex: string;
+
+  before(async () => {
+    // The brute-force guard has its own test below; here it would stop the suite after 30 failures.
+    h = await harness({ IX_AUTH_FAILURE_LIMIT: '1000000' });
+    await h.tenant('acme');
+    await h.tenant('globex');
+    const admin = (await h.key('acme', ['*'])).key;
+    const toRevoke = await h.key('acme', ['*']);
+    const res = await h.call({ key: admin, tenant: 'acme' }, { method: 'DELETE', url: `/api/v1/api-keys/${toRevoke.record.id}` });
+    assert.equal(res.statusCode, 200);
+    revoked = toRevoke.key;
+    const toExpire = await h.key('acme', ['*']);
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await h.storage.db.updateTable('api_keys').set({ expires_at: past }).where('id', '=', toExpire.record.id).execute();
+    expired = toExpire.key;
+    globex = (await h.key('globex', ['*'])).key;
+  });
+  after(() => h.close());
+
+  for (const route of routes) {
+    describe(`${route.method} ${route.path}`, () => {
+      const send = async (headers: Record<string, string>) => {
+        const { url, payload } = await route.request(h);
+        return h.app.inject({ method: route.method, url, payload, headers });
+      };
+      const keyWith = async (scopes: string[]) => (await h.key('acme', scopes)).key;
+      const resource = route.scope.split('.')[0];
+
+      test(`accepts a key holding ${route.scope === 'any' ? 'any scope' : route.scope}, with RateLimit headers`, async () => {
+        const scopes = route.scope === 'any' ? ['executions.read'] : [route.scope];
+        const res = await send(as(await keyWith(scopes), 'acme'));
+        assert.equal(res.statusCode, route.status, res.body);
+        assert.equal(body(res).success, true);
+        assertRateLimitHeaders(res, 600, 599);
+      });
+
+      test('no key: 401 missing_credentials', async () => {
+        assertError(await send({ 'x-tenant-id': 'acme' }), 401, 'missing_credentials');
+      });
+
+      test('malformed keys: 401 invalid_credentials', async () => {
+        for (const key of ['nonsense', 'ix_live_short', `ix_live_${'!'.repeat(46)}`, 'ix_prod_x']) {
+          assertError(await send(as(key, 'acme')), 401, 'invalid_credentials');
+        }
+      });
+
+      test('a real key with one checksum character changed: 401 invalid_credentials', async () => {
+        const key = await keyWith(['*']);
+        assertError(await send(as(withBadChecksum(key), 'acme')), 401, 'invalid_credentials');
+      });
+
+      test('a revoked key: 401 invalid_credentials', async () => {
+        assertError(await send(as(revoked, 'acme')), 401, 'invalid_credentials');
+      });
+
+      test('an expired key: 401 expired_credentials', async () => {
+        const error = assertError(await send(as(expired, 'acme')), 401, 'expired_credentials');
+        assert.match(error.message, /expired/);
+      });
+
+      test("another tenant's key with this X-Tenant-ID: the same answer as an unknown key", async () => {
+        const foreign = assertError(await send(as(globex, 'acme')), 401, 'invalid_credentials');
+        const unknown = assertError(await send(as(generateKey('ix_live_'), 'acme')), 401, 'invalid_credentials');
+        assert.deepEqual(foreign, unknown);
+      });
+
+      test('an unknown tenant: 401 invalid_credentials', async () => {
+        assertError(await send(as(await keyWith(['*']), 'no-such-tenant')), 401, 'invalid_credentials');
+      });
+
+      test('a valid key without X-Tenant-ID: 400 missing_tenant', async () => {
+        const res = await send({ 'x-api-key': await keyWith(['*']) });
+        assertError(res, 400, 'missing_tenant');
+        for (const name of rateLimitHeaders) assert.equal(res.headers[name], undefined);
+      });
+
+      test('an API key as a Bearer token: 401 api_key_in_bearer', async () => {
+        const key = await keyWith(['*']);
+        const error = assertError(
+          await send({ authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' }),
+          401,
+          'api_key_in_bearer',
+        );
+        assert.match(error.message, /X-API-Key/);
+        const both = await send({ ...as(key, 'acme'), authorization: `Bearer ${key}` });
+        assertError(both, 401, 'api_key_in_bearer');
+      });
+
+      if (route.scope === 'any') return;
+
+      test('a key without the scope: 403 insufficient_scope naming required and granted scopes', async () => {
+        const granted = ['executions.read', resource === 'entities' ? 'api_keys.read' : 'entities.read'];
+        const res = await send(as(await keyWith(granted), 'acme'));
+        const error = assertError(res, 403, 'insufficient_scope');
+        assert.deepEqual(error.details, { required_scope: route.scope, granted_scopes: granted });
+        assertRateLimitHeaders(res, 600, 599);
+      });
+
+      test(`wildcards: ${resource}.* and * are accepted, another resource's wildcard is refused`, async () => {
+        for (const scope of [`${resource}.*`, '*']) {
+          const res = await send(as(await keyWith([scope]), 'acme'));
+          assert.equal(res.statusCode, route.status, `${scope}: ${res.body}`);
+        }
+        const other = resource === 'entities' ? 'api_keys.*' : 'entities.*';
+        const error = assertError(await send(as(await keyWith([other]), 'acme')), 403, 'insufficient_scope');
+        assert.deepEqual(error.details?.granted_scopes, [other]);
+      });
+    });
+  }
+
+  test('requests refused with 401 are not counted against the key', async () => {
+    const key = (await h.key('acme', ['entities.read'], { rate_limit_per_minute: 5 })).key;
+    for (let i = 0; i < 3; i++) {
+      const res = await h.call({ key, tenant: 'globex' }, { method: 'GET', url: '/api/v1/entities' });
+      assertError(res, 401, 'invalid_credentials');
+    }
+    const res = await h.call({ key, tenant: 'acme' }, { method: 'GET', url: '/api/v1/entities' });
+    assert.equal(res.statusCode, 200);
+    assertRateLimitHeaders(res, 5, 4);
+  });
+});
+
+describe('security: failed authentications are limited per IP', () => {
+  let h: Harness;
+  let valid: { key: string; tenant: string };
+
+  before(async () => {
+    h = await harness({ IX_AUTH_FAILURE_LIMIT: '3' });
+    await h.tenant('acme');
+    valid = { key: (await h.key('acme', ['entities.read'])).key, tenant: 'acme' };
+  });
+  after(() => h.close());
+
+  test('more than 3 failures in a minute: 429 rate_limited with Retry-After, even with a valid key', async () => {
+    const bad = { key: generateKey('ix_live_'), tenant: 'acme' };
+    const list = { method: 'GET', url: '/api/v1/entities' } as const;
+    for (let i = 0; i < 3; i++) assertError(await h.call(bad, list), 401, 'invalid_credentials');
+    // Three failures are not "more than 3": the IP may still try.
+    assert.equal((await h.call(valid, list)).statusCode, 200);
+    assertError(await h.call(bad, list), 401, 'invalid_credentials');
+
+    const blocked = await h.call(valid, list);
+    const error = assertError(blocked, 429, 'rate_limited');
+    assert.match(error.message, /failed authentications/);
+    const wait = Number(blocked.headers['retry-after']);
+    assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `retry-after ${blocked.headers['retry-after']}`);
+    for (const name of rateLimitHeaders) assert.equal(blocked.headers[name], undefined);
+    assertError(await h.call(bad, { ...list, url: '/api/v1/me' }), 429, 'rate_limited');
+
+    // Another address is not affected.
+    const elsewhere = await h.call(valid, { ...list, remoteAddress: '10.1.2.3' });
+    assert.equal(elsewhere.statusCode, 200, elsewhere.body);
+  });
+});
