@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Everything the service reads from its environment, parsed once and frozen. */
@@ -26,6 +27,14 @@ export interface Config {
   readonly keyCacheMs: number;
   /** METRICS_PORT: serve /metrics on its own port instead of the API port. */
   readonly metricsPort: number | undefined;
+  /** IX_EGRESS_ALLOW_PRIVATE: connectors may reach private and loopback addresses (default true, for self-hosting). */
+  readonly egressAllowPrivate: boolean;
+  /** IX_EGRESS_ALLOW: CIDRs admitted even when private addresses are refused. */
+  readonly egressAllow: readonly string[];
+  /** IX_EGRESS_DENY: CIDRs always refused. */
+  readonly egressDeny: readonly string[];
+  /** IX_UPSTREAM_MAX_BYTES: largest upstream response body after decompression. */
+  readonly upstreamMaxBytes: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -41,6 +50,29 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** A comma-separated CIDR list (spaces after commas allowed); a bare address means /32 or /128. */
+function cidrList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (!raw) return [];
+  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const item of items) {
+    const [address, prefix, extra] = item.split('/');
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
+    if (family === 0 || !validPrefix || extra !== undefined) throw new ConfigError(`${name}: "${item}" is not an address or CIDR`);
+  }
+  return items;
 }
 
 function trustProxy(raw: string | undefined): boolean | string {
@@ -68,6 +100,10 @@ export function loadConfig(env: Env = process.env): Config {
     usageFlushMs: integer(env, 'IX_USAGE_FLUSH_MS', 1000, 10, 60_000),
     keyCacheMs: integer(env, 'IX_KEY_CACHE_MS', 500, 0, 1000),
     metricsPort,
+    egressAllowPrivate: boolean(env, 'IX_EGRESS_ALLOW_PRIVATE', true),
+    egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),
+    egressDeny: cidrList(env, 'IX_EGRESS_DENY'),
+    upstreamMaxBytes: integer(env, 'IX_UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   });
 }
 
