@@ -9,13 +9,19 @@ import { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { createEgressDispatcher } from './egress/dispatcher.ts';
+import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
+import { registerExecuteRoute } from './routes/execute.ts';
+import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerIntegrationRoutes } from './routes/integrations.ts';
+import { loadMasterKey } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 
 export interface BuildOptions {
@@ -91,6 +97,9 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  const dispatcher = createEgressDispatcher(
+    createEgressPolicy({ allowPrivate: config.egressAllowPrivate, allow: config.egressAllow, deny: config.egressDeny }),
+  );
   const ctx: AppContext = {
     config,
     storage,
@@ -98,15 +107,21 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     limiter: new KeyRateLimiter(),
     guard: new AuthFailureGuard(config.authFailureLimit),
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
+    masterKey: loadMasterKey(config, storage),
+    connectors: { dispatcher, upstreamMaxBytes: config.upstreamMaxBytes, log: app.log },
   };
   registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
   registerHealthRoutes(app, ctx, metrics);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);
+  registerIntegrationRoutes(app, ctx);
+  registerExecuteRoute(app, ctx);
+  registerExecutionRoutes(app, ctx);
 
   // Usage first (it writes to storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {
     await ctx.usage.close();
+    await dispatcher.close();
     if (!options.storage) await storage.close();
   });
   return app;

@@ -64,13 +64,17 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 function cidrList(env: Env, name: string): string[] {
   const raw = env[name];
   if (!raw) return [];
-  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const item of items) {
     const [address, prefix, extra] = item.split('/');
     const family = isIP(address);
     const max = family === 6 ? 128 : 32;
     const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
-    if (family === 0 || !validPrefix || extra !== undefined) throw new ConfigError(`${name}: "${item}" is not an address or CIDR`);
+    if (family === 0 || !validPrefix || extra !== undefined)
+      throw new ConfigError(`${name}: "${item}" is not an address or CIDR`);
   }
   return items;
 }

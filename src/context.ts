@@ -2,6 +2,7 @@ import type { KeyCache } from './auth/key-cache.ts';
 import type { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
+import type { ConnectorContext } from './connectors/connector.ts';
 import type { Storage } from './storage/database.ts';
 
 /** What routes share: built once in `build()` and passed to each route module explicitly. */
@@ -12,4 +13,8 @@ export interface AppContext {
   limiter: KeyRateLimiter;
   guard: AuthFailureGuard;
   usage: UsageRecorder;
+  /** Encrypts integration secrets at rest. */
+  masterKey: Buffer;
+  /** The egress-checked dispatcher and limits every connector uses. */
+  connectors: ConnectorContext;
 }

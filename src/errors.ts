@@ -45,6 +45,8 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
+  /** GraphQL `errors` from upstream: shown at the top level of the failure body (API.md section 5). */
+  upstreamErrors: unknown[] | undefined;
 
   constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>) {
     super(message ?? errorCatalogue[code][1]);
@@ -63,11 +65,18 @@ export function validationFailed(issues: ValidationIssue[], message?: string): A
   );
 }
 
-/** The failure body of API.md section 1. */
-export function errorBody(code: ErrorCode, message: string, requestId: string, details?: Record<string, unknown>) {
+/** The failure body of API.md section 1 (plus top-level `errors` for GraphQL failures). */
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+  upstreamErrors?: unknown[],
+) {
   return {
     success: false as const,
     error: details === undefined ? { code, message } : { code, message, details },
+    ...(upstreamErrors && { errors: upstreamErrors }),
     request_id: requestId,
   };
 }

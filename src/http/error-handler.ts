@@ -39,7 +39,9 @@ export function frameworkErrors(error: unknown, request: FastifyRequest, reply: 
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.status === 401) reply.header('www-authenticate', wwwAuthenticate);
-  return reply.code(error.status).send(errorBody(error.code, error.message, reply.request.id, error.details));
+  return reply
+    .code(error.status)
+    .send(errorBody(error.code, error.message, reply.request.id, error.details, error.upstreamErrors));
 }
 
 /** One error handler: our errors as they are, framework errors mapped, unknown errors never shown. */

@@ -13,7 +13,7 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 }
 
 // JSON bodies are typed strictly ("30" is not a number); query and path values are text and are parsed.
-const strictAjv = makeAjv(false);
+export const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv('array');
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>

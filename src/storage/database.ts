@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
+import * as integrations from './migrations/002_integrations.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -20,6 +21,7 @@ export interface Storage {
 // Listed explicitly, not read from a folder, so the set of migrations is part of the code under review.
 const migrations: Record<string, Migration> = {
   '001_foundation': foundation,
+  '002_integrations': integrations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -43,9 +43,51 @@ export interface EntitiesTable {
   updated_at: string;
 }
 
+export interface IntegrationsTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  connector: string;
+  config: string;
+  secrets: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExecutionsTable {
+  id: string;
+  tenant_id: string;
+  integration_id: string;
+  connector: string;
+  operation: string;
+  status: string;
+  http_status: number;
+  error_code: string | null;
+  message_count: number;
+  duration_ms: number;
+  api_key_id: string;
+  request_id: string;
+  started_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  key: string;
+  fingerprint: string;
+  state: string;
+  http_status: number | null;
+  response: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   api_key_usage_daily: ApiKeyUsageDailyTable;
   entities: EntitiesTable;
+  integrations: IntegrationsTable;
+  executions: ExecutionsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -1,0 +1,123 @@
+import { ApiError } from '../../errors.ts';
+
+/** A usable GraphQL answer: data, and the upstream's `errors` when the success is partial. */
+export interface GraphqlAnswer {
+  data: Record<string, unknown>;
+  /** Present (non-empty) only for a partial success; the caller puts it at the response's top level. */
+  errors?: unknown[];
+}
+
+/** Upstream bodies are quoted back at most this long (API.md §1, `body_excerpt` ≤ 1 KiB). */
+export const bodyExcerptBytes = 1024;
+
+/**
+ * Normalises an upstream GraphQL HTTP answer (already gunzipped) into data or an ApiError
+ * (API.md §1 and §5), without any I/O.
+ *
+ * - 2xx with a data object: the data, with `errors` beside it when there are any (partial success).
+ * - `errors` with null or absent data: `graphql_errors`, message = the first error's message,
+ *   the upstream's errors in `upstreamErrors` (the failure body's top-level `errors`).
+ * - 401/403: `upstream_http_error` pointing at the token, whatever the body (§5 makes no
+ *   exception); GraphQL errors in that body are kept in `details.errors`.
+ * - Other non-2xx: `graphql_errors` when the body is a GraphQL errors body (a non-empty array of
+ *   `{message: string}`, whatever the content type), else `upstream_http_error` with
+ *   `details.upstream_status` and `details.body_excerpt`. A non-2xx is never a success, even
+ *   with data: the GraphQL-over-HTTP spec only allows non-null data with a 2xx.
+ * - A 2xx body that is not a JSON object, has a non-object `data`, or neither data nor errors:
+ *   `upstream_invalid_response` with `details.body_excerpt`.
+ * - On a 2xx, a non-array `errors` (some APIs send a string) is wrapped as one error.
+ *
+ * @example readGraphqlResponse(200, {}, Buffer.from('{"data":{"a":1}}')) // { data: { a: 1 } }
+ */
+export function readGraphqlResponse(status: number, headers: Record<string, string>, body: Buffer): GraphqlAnswer {
+  const parsed = parseJsonObject(body);
+  if (status === 401 || status === 403) {
+    const errors = parsed === undefined ? undefined : specErrorsOf(parsed.errors);
+    throw new ApiError(
+      'upstream_http_error',
+      `The upstream GraphQL service refused the request (HTTP ${status}); check the integration's token and its permissions.`,
+      { upstream_status: status, body_excerpt: bodyExcerpt(body), ...(errors === undefined ? {} : { errors }) },
+    );
+  }
+  if (status < 200 || status > 299) {
+    const errors = parsed === undefined ? undefined : specErrorsOf(parsed.errors);
+    if (errors !== undefined) throw graphqlErrors(errors, { upstream_status: status });
+    throw new ApiError('upstream_http_error', `The upstream GraphQL service answered HTTP ${status}.`, {
+      upstream_status: status,
+      body_excerpt: bodyExcerpt(body),
+    });
+  }
+  if (parsed === undefined) throw invalidResponse('is not a JSON object', status, headers, body);
+  const { data } = parsed;
+  const errors = anyErrorsOf(parsed.errors);
+  if (isObject(data)) return errors === undefined ? { data } : { data, errors };
+  if (data !== null && data !== undefined) throw invalidResponse('has a `data` that is not an object', status, headers, body);
+  if (errors !== undefined) throw graphqlErrors(errors, {});
+  throw invalidResponse('has neither `data` nor `errors`', status, headers, body);
+}
+
+/**
+ * At most `maxBytes` bytes of the body as text, cut on a UTF-8 character boundary.
+ *
+ * @example bodyExcerpt(Buffer.from('x'.repeat(5000))).length // 1024
+ */
+export function bodyExcerpt(body: Buffer, maxBytes: number = bodyExcerptBytes): string {
+  let end = Math.min(body.length, maxBytes);
+  // Step back over continuation bytes (10xxxxxx) so a multi-byte character is not split.
+  while (end > 0 && end < body.length && (body[end] & 0xc0) === 0x80) end--;
+  let text = body.subarray(0, end).toString('utf8');
+  // Bytes that are not UTF-8 decode to U+FFFD (3 bytes each): trim until the text fits again.
+  while (Buffer.byteLength(text) > maxBytes) text = text.slice(0, -1);
+  return /[\ud800-\udbff]$/.test(text) ? text.slice(0, -1) : text;
+}
+
+/** The first error's message, else the catalogue's sentence. */
+function graphqlErrors(errors: unknown[], details: Record<string, unknown>): ApiError {
+  const first = errors[0];
+  const message = isObject(first) && typeof first.message === 'string' && first.message.trim() !== '' ? first.message : undefined;
+  const error = new ApiError('graphql_errors', message, Object.keys(details).length > 0 ? details : undefined);
+  error.upstreamErrors = errors;
+  return error;
+}
+
+/** Errors as the GraphQL spec shapes them; anything else (e.g. a proxy's `{"errors": "Not Found"}`) is not a GraphQL answer. */
+function specErrorsOf(value: unknown): unknown[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  return value.every((error) => isObject(error) && typeof error.message === 'string') ? value : undefined;
+}
+
+/** Errors from a 2xx GraphQL answer, leniently: a lone string or object becomes a one-item list. */
+function anyErrorsOf(value: unknown): unknown[] | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) return value.length === 0 ? undefined : value;
+  return [isObject(value) ? value : { message: String(value) }];
+}
+
+function invalidResponse(what: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
+  const contentType = headerValue(headers, 'content-type');
+  return new ApiError('upstream_invalid_response', `The upstream GraphQL answer ${what}.`, {
+    upstream_status: status,
+    ...(contentType === undefined ? {} : { content_type: contentType }),
+    body_excerpt: bodyExcerpt(body),
+  });
+}
+
+function parseJsonObject(body: Buffer): Record<string, unknown> | undefined {
+  let text = body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

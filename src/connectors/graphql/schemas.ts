@@ -1,0 +1,57 @@
+/** The request fields of the GraphQL connector's send and receive (API.md section 5). */
+
+const document = { type: 'string', minLength: 1, maxLength: 1_000_000 } as const;
+const variables = { type: 'object' } as const;
+const operationName = { type: 'string', minLength: 1, maxLength: 256 } as const;
+const variableName = { type: 'string', pattern: '^[_A-Za-z][_0-9A-Za-z]*$' } as const;
+
+export const sendSchema = {
+  type: 'object',
+  required: ['mutation'],
+  additionalProperties: false,
+  properties: { mutation: document, variables, operation_name: operationName },
+} as const;
+
+export const receiveSchema = {
+  type: 'object',
+  required: ['query'],
+  additionalProperties: false,
+  properties: {
+    query: document,
+    variables,
+    operation_name: operationName,
+    records_path: { type: 'string', minLength: 1, maxLength: 512 },
+    paginate: {
+      anyOf: [
+        { type: 'boolean' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          properties: { max_pages: { type: 'integer', minimum: 1, maximum: 100 }, cursor_variable: variableName },
+        },
+      ],
+    },
+    cursor_variable: variableName,
+  },
+} as const;
+
+export const configProperties = {
+  base_url: { type: ['string', 'null'], maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' },
+  token: { type: ['string', 'null'], maxLength: 16_384 },
+  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
+} as const;
+
+export interface SendFields {
+  mutation: string;
+  variables?: Record<string, unknown>;
+  operation_name?: string;
+}
+
+export interface ReceiveFields {
+  query: string;
+  variables?: Record<string, unknown>;
+  operation_name?: string;
+  records_path?: string;
+  paginate?: boolean | { max_pages?: number; cursor_variable?: string };
+  cursor_variable?: string;
+}

@@ -1,0 +1,199 @@
+import type { Connection, ConnectorDefinition, ConnectorResult, Operation, PrimitiveOperation } from '../connectors/connector.ts';
+import { ApiError, validationFailed } from '../errors.ts';
+import { batchSchema, checkPrimitive, issuesOf, primitiveIssues, syncSchema, testSchema } from './request-checks.ts';
+
+type Fields = Record<string, unknown>;
+
+interface BatchEntry {
+  operation: PrimitiveOperation;
+  fields: Fields;
+}
+
+interface EntryOutcome {
+  index: number;
+  operation: PrimitiveOperation;
+  success: boolean;
+  data?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  errors?: unknown[];
+}
+
+/** An empty object, null or absent sync part is skipped. */
+function present(part: unknown): part is Fields {
+  return typeof part === 'object' && part !== null && Object.keys(part).length > 0;
+}
+
+function batchEntries(fields: Fields): BatchEntry[] {
+  return (fields.operations as Fields[]).map((entry) => {
+    const { operation, type, data, ...inline } = entry;
+    return {
+      operation: (operation ?? type ?? 'receive') as PrimitiveOperation,
+      fields: (data as Fields | undefined) ?? inline,
+    };
+  });
+}
+
+/**
+ * Checks an execute request before anything runs: the operation is offered, and its fields fit.
+ * Per-entry field problems of a batch are the entry's own failure, reported in its result.
+ */
+export function checkExecuteRequest(definition: ConnectorDefinition, operation: Operation, fields: Fields): void {
+  if (!definition.offers.includes(operation)) {
+    throw new ApiError('unsupported_operation', `The ${definition.id} connector does not offer ${operation}.`, {
+      operation,
+      supported_operations: definition.offers,
+    });
+  }
+  switch (operation) {
+    case 'send':
+    case 'receive':
+      checkPrimitive(definition, operation, fields);
+      return;
+    case 'test': {
+      const issues = issuesOf('test', testSchema, fields);
+      if (issues.length > 0) throw validationFailed(issues);
+      return;
+    }
+    case 'sync': {
+      const issues = issuesOf('sync', syncSchema, fields);
+      if (issues.length === 0 && !present(fields.outbound) && !present(fields.inbound)) {
+        issues.push({ path: 'outbound', message: 'sync needs an outbound or an inbound part (both are empty or absent)' });
+      }
+      if (issues.length > 0) throw validationFailed(issues);
+      // Both parts are checked before either runs: a bad inbound must not leave an outbound sent.
+      if (present(fields.outbound)) issues.push(...primitiveIssues(definition, 'send', fields.outbound, 'outbound.'));
+      if (present(fields.inbound)) issues.push(...primitiveIssues(definition, 'receive', fields.inbound, 'inbound.'));
+      if (issues.length > 0) throw validationFailed(issues);
+      return;
+    }
+    case 'batch': {
+      const issues = issuesOf('batch', batchSchema, fields);
+      if (issues.length > 0) throw validationFailed(issues);
+      return;
+    }
+  }
+}
+
+/** Reads may be retried when the upstream could not be reached or did not answer; writes never are. */
+async function withReadRetry(run: () => Promise<ConnectorResult>): Promise<ConnectorResult> {
+  const attempts = 2;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const retryable = error instanceof ApiError && (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout');
+      if (!retryable || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 200));
+    }
+  }
+}
+
+function runPrimitive(connection: Connection, operation: PrimitiveOperation, fields: Fields): Promise<ConnectorResult> {
+  return operation === 'send' ? connection.send(fields) : withReadRetry(() => connection.receive(fields));
+}
+
+function withStage(error: unknown, details: Record<string, unknown>): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const staged = new ApiError(error.code, error.message, { ...error.details, ...details });
+  staged.upstreamErrors = error.upstreamErrors;
+  return staged;
+}
+
+async function runSync(connection: Connection, fields: Fields): Promise<ConnectorResult> {
+  let outbound: ConnectorResult | null = null;
+  if (present(fields.outbound)) {
+    try {
+      outbound = await runPrimitive(connection, 'send', fields.outbound);
+    } catch (error) {
+      throw withStage(error, { stage: 'outbound' });
+    }
+  }
+  let inbound: ConnectorResult | null = null;
+  if (present(fields.inbound)) {
+    try {
+      inbound = await runPrimitive(connection, 'receive', fields.inbound);
+    } catch (error) {
+      throw withStage(error, { stage: 'inbound', outbound: outbound?.data ?? null });
+    }
+  }
+  const errors = [...(outbound?.errors ?? []), ...(inbound?.errors ?? [])];
+  const messageCount = (outbound?.messageCount ?? 0) + (inbound?.messageCount ?? 0);
+  return {
+    data: { message_count: messageCount, outbound: outbound?.data ?? null, inbound: inbound?.data ?? null },
+    messageCount,
+    errors: errors.length > 0 ? errors : undefined,
+  };
+}
+
+async function runBatch(definition: ConnectorDefinition, connection: Connection, fields: Fields): Promise<ConnectorResult> {
+  const results: EntryOutcome[] = [];
+  let failedOnce = false;
+  for (const [index, entry] of batchEntries(fields).entries()) {
+    if (failedOnce && fields.stop_on_error === true) {
+      results.push({
+        index,
+        operation: entry.operation,
+        success: false,
+        error: { code: 'skipped', message: 'Skipped: an earlier entry failed and stop_on_error is set.' },
+      });
+      continue;
+    }
+    try {
+      checkPrimitive(definition, entry.operation, entry.fields);
+      const result = await runPrimitive(connection, entry.operation, entry.fields);
+      results.push({
+        index,
+        operation: entry.operation,
+        success: true,
+        data: result.data,
+        ...(result.errors && { errors: result.errors }),
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      failedOnce = true;
+      results.push({
+        index,
+        operation: entry.operation,
+        success: false,
+        error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) },
+        ...(error.upstreamErrors && { errors: error.upstreamErrors }),
+      });
+    }
+  }
+  const succeeded = results.filter((r) => r.success);
+  const messageCount = succeeded.reduce((sum, r) => sum + Number(r.data?.message_count ?? 1), 0);
+  const skipped = results.filter((r) => r.error?.code === 'skipped').length;
+  return {
+    data: {
+      message_count: messageCount,
+      succeeded: succeeded.length,
+      failed: results.length - succeeded.length - skipped,
+      skipped,
+      results,
+    },
+    messageCount,
+  };
+}
+
+/**
+ * Runs a checked execute request. send, receive and test go to the connector; sync and batch are
+ * composed here, once, for every connector.
+ */
+export function runExecute(
+  definition: ConnectorDefinition,
+  connection: Connection,
+  operation: Operation,
+  fields: Fields,
+): Promise<ConnectorResult> {
+  switch (operation) {
+    case 'send':
+    case 'receive':
+      return runPrimitive(connection, operation, fields);
+    case 'test':
+      return connection.test();
+    case 'sync':
+      return runSync(connection, fields);
+    case 'batch':
+      return runBatch(definition, connection, fields);
+  }
+}

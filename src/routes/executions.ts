@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { caller } from '../auth/authenticate.ts';
+import type { AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { ok, okList } from '../http/envelope.ts';
+import { findExecution, listExecutions } from '../storage/executions.ts';
+import { idParams, objectId, pageQuery, security } from './schemas.ts';
+
+const tags = ['Executions'];
+
+export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: { integration_id?: string; status?: string; limit: number; cursor?: string } }>(
+    '/api/v1/executions',
+    {
+      config: { scope: 'executions.read' },
+      schema: {
+        tags,
+        security,
+        summary: 'The execute calls of this tenant, newest first; bodies are never stored.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { integration_id: objectId, status: { type: 'string', enum: ['succeeded', 'failed'] }, ...pageQuery },
+        },
+      },
+    },
+    async (request) => {
+      const page = await listExecutions(ctx.storage.db, caller(request).tenantId, request.query);
+      return okList(page.items, page.nextCursor);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/v1/executions/:id',
+    { config: { scope: 'executions.read' }, schema: { tags, security, summary: 'One execute call.', params: idParams('id') } },
+    async (request) => {
+      const execution = await findExecution(ctx.storage.db, caller(request).tenantId, request.params.id);
+      if (!execution) throw new ApiError('not_found', `No execution ${request.params.id}.`);
+      return ok(execution);
+    },
+  );
+}

@@ -1,0 +1,176 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { caller } from '../auth/authenticate.ts';
+import type { ConnectorDefinition } from '../connectors/connector.ts';
+import { connectorIds, connectors } from '../connectors/registry.ts';
+import type { AppContext } from '../context.ts';
+import { ApiError, validationFailed } from '../errors.ts';
+import { ok, okList } from '../http/envelope.ts';
+import { applyConfigWrite, integrationView } from '../integrations/config.ts';
+import {
+  deleteIntegration,
+  findIntegration,
+  listIntegrations,
+  type StoredIntegration,
+  saveIntegration,
+} from '../storage/integrations.ts';
+import { idParams, pageQuery, security } from './schemas.ts';
+
+const tags = ['Integrations'];
+const params = idParams('id');
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+interface PutBody {
+  name?: string;
+  connector: string;
+  config?: Record<string, unknown>;
+}
+
+interface PatchBody {
+  name?: string;
+  config?: Record<string, unknown>;
+}
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+function definitionFor(id: string): ConnectorDefinition {
+  const definition = connectors.get(id);
+  if (!definition) {
+    throw validationFailed(
+      [{ path: 'connector', message: `unknown connector; supported: ${connectorIds.join(', ')}` }],
+      `Unknown connector ${id}; supported: ${connectorIds.join(', ')}.`,
+    );
+  }
+  return definition;
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError('not_found', `No integration ${id}.`);
+}
+
+/**
+ * Writes with optimistic concurrency: a change that lands between our read and our write makes us
+ * read again and re-apply, so two PATCHes never lose each other's fields.
+ */
+async function writeIntegration(
+  ctx: AppContext,
+  request: IdRequest,
+  build: (
+    existing: StoredIntegration | undefined,
+  ) => Promise<{ name: string; definition: ConnectorDefinition; config: Record<string, unknown> | undefined; merge: boolean }>,
+) {
+  const { tenantId } = caller(request);
+  const id = request.params.id;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const existing = await findIntegration(ctx.storage.db, tenantId, id);
+    const plan = await build(existing);
+    const target = { tenantId, id, masterKey: ctx.masterKey };
+    const previous = plan.merge && existing ? existing : undefined;
+    const { config, secrets } = applyConfigWrite(plan.definition, target, plan.config ?? {}, previous);
+    const saved = await saveIntegration(
+      ctx.storage.db,
+      tenantId,
+      id,
+      { name: plan.name, connector: plan.definition.id, config, secrets },
+      existing,
+    );
+    if (saved) return { saved, created: !existing, definition: plan.definition };
+  }
+  throw new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
+}
+
+export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const db = ctx.storage.db;
+
+  app.put<{ Params: { id: string }; Body: PutBody }>(
+    '/api/v1/integrations/:id',
+    {
+      config: { scope: 'integrations.write' },
+      schema: {
+        tags,
+        security,
+        summary: 'Create (201) or replace (200) the whole integration; a secret left out is cleared.',
+        params,
+        body: {
+          type: 'object',
+          required: ['connector'],
+          additionalProperties: false,
+          properties: { name, connector: { type: 'string', enum: connectorIds }, config: { type: 'object' } },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { saved, created, definition } = await writeIntegration(ctx, request, async () => ({
+        name: request.body.name ?? request.params.id,
+        definition: definitionFor(request.body.connector),
+        config: request.body.config,
+        merge: false,
+      }));
+      return reply.code(created ? 201 : 200).send(ok(integrationView(definition, saved)));
+    },
+  );
+
+  app.patch<{ Params: { id: string }; Body: PatchBody }>(
+    '/api/v1/integrations/:id',
+    {
+      config: { scope: 'integrations.write' },
+      schema: {
+        tags,
+        security,
+        summary: 'Merge config fields; a secret left out is kept, null or "" clears it.',
+        params,
+        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, config: { type: 'object' } } },
+      },
+    },
+    async (request) => {
+      const { saved, definition } = await writeIntegration(ctx, request, async (existing) => {
+        if (!existing) throw notFound(request.params.id);
+        return {
+          name: request.body.name ?? existing.name,
+          definition: definitionFor(existing.connector),
+          config: request.body.config,
+          merge: true,
+        };
+      });
+      return ok(integrationView(definition, saved));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/v1/integrations/:id',
+    { config: { scope: 'integrations.read' }, schema: { tags, security, summary: 'One integration.', params } },
+    async (request) => {
+      const stored = await findIntegration(db, caller(request).tenantId, request.params.id);
+      if (!stored) throw notFound(request.params.id);
+      return ok(integrationView(connectors.get(stored.connector), stored));
+    },
+  );
+
+  app.get<{ Querystring: { limit: number; cursor?: string } }>(
+    '/api/v1/integrations',
+    {
+      config: { scope: 'integrations.read' },
+      schema: {
+        tags,
+        security,
+        summary: "This tenant's integrations.",
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+      },
+    },
+    async (request) => {
+      const page = await listIntegrations(db, caller(request).tenantId, request.query);
+      return okList(
+        page.items.map((i) => integrationView(connectors.get(i.connector), i)),
+        page.nextCursor,
+      );
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/v1/integrations/:id',
+    { config: { scope: 'integrations.write' }, schema: { tags, security, summary: 'Delete an integration.', params } },
+    async (request) => {
+      if (!(await deleteIntegration(db, caller(request).tenantId, request.params.id))) throw notFound(request.params.id);
+      return ok({ id: request.params.id, deleted: true });
+    },
+  );
+}

@@ -1,0 +1,66 @@
+import type { Selectable } from 'kysely';
+import type { Db } from './database.ts';
+import { decodeCursor, type Page, toPage } from './pagination.ts';
+import type { ExecutionsTable } from './schema.ts';
+
+/** One execute call as the log shows it; request and response bodies are never stored. */
+export interface Execution {
+  id: string;
+  integration_id: string;
+  connector: string;
+  operation: string;
+  status: 'succeeded' | 'failed';
+  http_status: number;
+  error_code: string | null;
+  message_count: number;
+  duration_ms: number;
+  api_key_id: string;
+  request_id: string;
+  started_at: string;
+}
+
+function fromRow(row: Selectable<ExecutionsTable>): Execution {
+  const { tenant_id: _tenant, ...rest } = row;
+  return {
+    ...rest,
+    status: rest.status as Execution['status'],
+    http_status: Number(rest.http_status),
+    message_count: Number(rest.message_count),
+    duration_ms: Number(rest.duration_ms),
+  };
+}
+
+export async function insertExecution(db: Db, tenantId: string, execution: Execution): Promise<void> {
+  await db
+    .insertInto('executions')
+    .values({ tenant_id: tenantId, ...execution })
+    .execute();
+}
+
+export async function findExecution(db: Db, tenantId: string, id: string): Promise<Execution | undefined> {
+  const row = await db
+    .selectFrom('executions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && fromRow(row);
+}
+
+/** Newest first: ids sort by creation time, so the cursor is the last id seen. */
+export async function listExecutions(
+  db: Db,
+  tenantId: string,
+  options: { limit: number; cursor?: string; integration_id?: string; status?: string },
+): Promise<Page<Execution>> {
+  let query = db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId);
+  if (options.integration_id !== undefined) query = query.where('integration_id', '=', options.integration_id);
+  if (options.status !== undefined) query = query.where('status', '=', options.status);
+  const before = decodeCursor(options.cursor);
+  if (before !== undefined) query = query.where('id', '<', before);
+  const rows = await query
+    .orderBy('id', 'desc')
+    .limit(options.limit + 1)
+    .execute();
+  return toPage(rows.map(fromRow), options.limit, (e) => e.id);
+}

@@ -1,0 +1,82 @@
+import type { Db } from './database.ts';
+
+export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
+/** A claim older than this is taken to belong to a request that died with its process. */
+export const abandonedClaimMs = 10 * 60 * 1000;
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; status: number; response: string }
+  | { kind: 'in_progress' }
+  | { kind: 'mismatch' };
+
+/**
+ * Claims `key` for a request with `fingerprint`. The insert is the lock: of two concurrent
+ * requests with one key exactly one gets `claimed`, so only one reaches the upstream.
+ */
+export async function claimIdempotencyKey(db: Db, tenantId: string, key: string, fingerprint: string): Promise<Claim> {
+  const now = Date.now();
+  // Expired or abandoned entries give the key back.
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', new Date(now).toISOString()),
+        eb.and([eb('state', '=', 'pending'), eb('created_at', '<=', new Date(now - abandonedClaimMs).toISOString())]),
+      ]),
+    )
+    .execute();
+  const inserted = await db
+    .insertInto('idempotency_keys')
+    .values({
+      tenant_id: tenantId,
+      key,
+      fingerprint,
+      state: 'pending',
+      http_status: null,
+      response: null,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + idempotencyTtlMs).toISOString(),
+    })
+    .onConflict((c) => c.columns(['tenant_id', 'key']).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'claimed' };
+
+  const existing = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  if (!existing) return claimIdempotencyKey(db, tenantId, key, fingerprint);
+  if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
+  if (existing.state !== 'done' || existing.response === null) return { kind: 'in_progress' };
+  return { kind: 'replay', status: Number(existing.http_status), response: existing.response };
+}
+
+export async function completeIdempotencyKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  status: number,
+  response: string,
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', http_status: status, response })
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .execute();
+}
+
+/** Gives a claimed key back (the request failed before it ran): a retry may use it. */
+export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .where('state', '=', 'pending')
+    .execute();
+}

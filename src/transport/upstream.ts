@@ -1,0 +1,107 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Dispatcher, request } from 'undici';
+import { ApiError } from '../errors.ts';
+import { readUpstreamBody } from './body.ts';
+import { upstreamFailure } from './failures.ts';
+
+export interface UpstreamRequest {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  /** One deadline from connect to the last byte of the body. */
+  timeoutMs: number;
+  /** Largest body, compressed and decompressed. */
+  maxBodyBytes: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  /** As received (lower-case names; repeated headers joined with `, `). */
+  headers: Record<string, string>;
+  /** Decompressed. */
+  body: Buffer;
+}
+
+/** The request headers with `accept-encoding: gzip` in place of whatever the caller asked for: gzip is all we decode. */
+function withGzip(headers: Record<string, string>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'accept-encoding') result[name] = value;
+  }
+  result['accept-encoding'] = 'gzip';
+  return result;
+}
+
+function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) result[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}
+
+/**
+ * Sends one HTTP request through `dispatcher` (the egress dispatcher) and reads the whole
+ * response, gunzipped and capped. Non-2xx statuses are returned, not thrown: the connector
+ * decides what they mean. Transport failures are thrown as `ApiError`s with catalogue codes
+ * (`egress_denied`, `upstream_timeout`, `upstream_unreachable`, `upstream_invalid_response`,
+ * `upstream_response_too_large`).
+ *
+ * @example
+ * const res = await sendUpstream(dispatcher, {
+ *   url: 'https://crm.example.com/graphql', method: 'POST',
+ *   headers: { 'content-type': 'application/json' }, body: '{"query":"{ ping }"}',
+ *   timeoutMs: 30_000, maxBodyBytes: 10 * 1024 * 1024,
+ * });
+ */
+export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+  const url = URL.parse(upstream.url);
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ApiError('integration_misconfigured', 'The upstream URL is not a valid http or https URL.');
+  }
+  const host = url.hostname;
+  // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics).
+  url.username = '';
+  url.password = '';
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), upstream.timeoutMs);
+  try {
+    const response = await request(url, {
+      dispatcher,
+      method: upstream.method,
+      headers: withGzip(upstream.headers),
+      body: upstream.body,
+      signal: deadline.signal,
+      headersTimeout: upstream.timeoutMs,
+      bodyTimeout: upstream.timeoutMs,
+    });
+    const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase();
+    const declaredGzip = encoding === 'gzip' || encoding === 'x-gzip';
+    const body = await readUpstreamBody(response.body, declaredGzip, upstream.maxBodyBytes);
+    return { status: response.statusCode, headers: flattenHeaders(response.headers), body };
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw upstreamFailure(err, { host, timeoutMs: upstream.timeoutMs, timedOut: deadline.signal.aborted });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The URL without `user:password@`, for display and logs.
+ *
+ * @example
+ * redactUrl('https://bob:s3cret@h.example/api?x=1'); // 'https://h.example/api?x=1'
+ */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    // Not a URL the parser accepts: drop anything up to the last `@` of the authority.
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+  }
+}
