@@ -1,30 +1,43 @@
 /**
- * `npm run bench`: requests per second and latency of the API's paths against a baseline measured
- * in the same process (GET /healthz: Fastify with no auth and no storage). The load generator shares
- * the process, so the numbers are the whole cost of a request on one core, client included.
+ * `npm run bench`: requests per second and latency, each table against a baseline measured in the
+ * same process and run:
+ *   1. API paths against GET /healthz (Fastify with no auth and no storage);
+ *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
+ * The load generator and the upstream share the process, so the numbers are the whole cost of a
+ * request on one core, client included. BENCH_REQUESTS and BENCH_CONCURRENCY tune the load.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { build } from '../src/app.ts';
 import { createApiKey } from '../src/auth/key-service.ts';
 import { loadConfig } from '../src/config.ts';
-import { openStorage } from '../src/storage/database.ts';
+import { openStorage, type Storage } from '../src/storage/database.ts';
 import { insertEntity } from '../src/storage/entities.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
+import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 
 interface Scenario {
   name: string;
-  method: string;
-  path: string;
-  auth: boolean;
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
   body?: () => string;
+}
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
 }
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
-async function run(url: string, s: Scenario, headers: Record<string, string>) {
+async function measure(s: Scenario): Promise<Row> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
@@ -33,9 +46,9 @@ async function run(url: string, s: Scenario, headers: Record<string, string>) {
     while (next < requests) {
       next += 1;
       const t0 = performance.now();
-      const res = await fetch(url + s.path, {
-        method: s.method,
-        headers: s.body ? { ...headers, 'content-type': 'application/json' } : headers,
+      const res = await fetch(s.url, {
+        method: s.method ?? 'GET',
+        headers: s.body ? { ...s.headers, 'content-type': 'application/json' } : s.headers,
         body: s.body?.(),
       });
       await res.arrayBuffer();
@@ -47,69 +60,137 @@ async function run(url: string, s: Scenario, headers: Record<string, string>) {
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+  return { name: s.name, rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), failures };
+}
+
+/** Warm-up run, then the measured one. */
+async function row(s: Scenario): Promise<Row> {
+  await measure(s);
+  return measure(s);
+}
+
+function print(title: string, rows: Row[]): void {
+  const base = rows[0];
+  const pad = (t: string, n: number) => t.padEnd(n);
+  console.log(`\n${title}`);
+  console.log(
+    `${pad('scenario', 60)} ${pad('req/s', 8)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('errors', 7)} ${pad('vs base', 8)} µs/req over base`,
+  );
+  for (const r of rows) {
+    const overhead = (1 / r.rps - 1 / base.rps) * 1e6;
+    console.log(
+      `${pad(r.name, 60)} ${pad(r.rps.toFixed(0), 8)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.failures), 7)} ${pad(`${(r.rps / base.rps).toFixed(2)}x`, 8)} ${overhead.toFixed(0)}`,
+    );
+  }
+}
+
+async function startApp(dir: string, name: string, env: Record<string, string> = {}) {
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`,
+    LOG_LEVEL: 'silent',
+    IX_DEFAULT_RATE_LIMIT: '1000000',
+    IX_AUTH_FAILURE_LIMIT: '1000000',
+    ...env,
+  });
+  const storage: Storage = openStorage(config.databaseUrl);
+  const app: FastifyInstance = await build(config, { storage });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
+  const tenant = { id: 'bench', name: 'Bench', type: 'production' as const, created_at: '' };
+  const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, config.defaultRateLimit);
+  const headers = { 'x-api-key': key, 'x-tenant-id': 'bench' };
+  const close = async () => {
+    await app.close();
+    await storage.close();
+  };
+  return { url, storage, headers, close };
+}
+
+async function apiPaths(dir: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  const app = await startApp(dir, 'api');
+  await insertEntity(app.storage.db, 'bench', { entity_id: 'e1', name: 'One', status: 'active' });
+  let n = 0;
+  rows.push(await row({ name: 'GET /healthz (baseline: no auth, no storage)', url: `${app.url}/healthz` }));
+  rows.push(
+    await row({
+      name: 'GET /api/v1/entities?id= (auth + 1 read)',
+      url: `${app.url}/api/v1/entities?id=e1`,
+      headers: app.headers,
+    }),
+  );
+  rows.push(
+    await row({ name: 'GET /api/v1/me (auth + key and tenant reads)', url: `${app.url}/api/v1/me`, headers: app.headers }),
+  );
+  rows.push(
+    await row({
+      name: 'POST /api/v1/entities (auth + 1 write)',
+      url: `${app.url}/api/v1/entities`,
+      method: 'POST',
+      headers: app.headers,
+      body: () => JSON.stringify({ entity_id: `b${n++}`, name: 'x' }),
+    }),
+  );
+  rows.push(
+    await row({
+      name: 'GET /api/v1/me, malformed key (401 path)',
+      url: `${app.url}/api/v1/me`,
+      headers: { 'x-api-key': 'ix_live_bad', 'x-tenant-id': 'bench' },
+    }),
+  );
+  await app.close();
+  const uncached = await startApp(dir, 'uncached', { IX_KEY_CACHE_MS: '0' });
+  await insertEntity(uncached.storage.db, 'bench', { entity_id: 'e1', name: 'One', status: 'active' });
+  rows.push(
+    await row({
+      name: 'GET /api/v1/entities?id= (key read from SQLite every time)',
+      url: `${uncached.url}/api/v1/entities?id=e1`,
+      headers: uncached.headers,
+    }),
+  );
+  await uncached.close();
+  return rows;
+}
+
+async function executeVersusDirect(dir: string): Promise<Row[]> {
+  const upstream = await startGraphqlServer({ userCount: 25 });
+  const app = await startApp(dir, 'execute');
+  const put = await fetch(`${app.url}/api/v1/integrations/bench-gql`, {
+    method: 'PUT',
+    headers: { ...app.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ connector: 'graphql-1.0.0', config: { base_url: upstream.origin } }),
+  });
+  if (put.status !== 201) throw new Error(`integration not created: ${await put.text()}`);
+  const query = '{ users(first: 25) { totalCount edges { node { id name email } } } }';
+  const rows = [
+    await row({
+      name: 'POST upstream /graphql directly (baseline)',
+      url: upstream.url,
+      method: 'POST',
+      body: () => JSON.stringify({ query, variables: {} }),
+    }),
+    await row({
+      name: 'POST /integrations/{id}/execute receive (same query)',
+      url: `${app.url}/api/v1/integrations/bench-gql/execute`,
+      method: 'POST',
+      headers: app.headers,
+      body: () => JSON.stringify({ operation: 'receive', query }),
+    }),
+  ];
+  upstream.requests.length = 0;
+  await app.close();
+  await upstream.close();
+  return rows;
 }
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
-  const rows: Array<{ name: string; rps: number; p50: number; p99: number; failures: number }> = [];
   try {
-    for (const env of [{}, { IX_KEY_CACHE_MS: '0' }] as Record<string, string>[]) {
-      const config = loadConfig({
-        DATABASE_URL: `sqlite:${join(dir, `bench-${rows.length}.db`)}`,
-        LOG_LEVEL: 'silent',
-        IX_DEFAULT_RATE_LIMIT: '1000000',
-        IX_AUTH_FAILURE_LIMIT: '1000000',
-        ...env,
-      });
-      const storage = openStorage(config.databaseUrl);
-      const app = await build(config, { storage });
-      const url = await app.listen({ host: '127.0.0.1', port: 0 });
-      await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
-      const tenant = { id: 'bench', name: 'Bench', type: 'production' as const, created_at: '' };
-      const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, config.defaultRateLimit);
-      await insertEntity(storage.db, 'bench', { entity_id: 'e1', name: 'One', status: 'active' });
-      const headers = { 'x-api-key': key, 'x-tenant-id': 'bench' };
-      let n = 0;
-      const cached = env.IX_KEY_CACHE_MS !== '0';
-      const scenarios: Scenario[] = cached
-        ? [
-            { name: 'GET /healthz (baseline: no auth, no storage)', method: 'GET', path: '/healthz', auth: false },
-            { name: 'GET /api/v1/me (auth, cached key)', method: 'GET', path: '/api/v1/me', auth: true },
-            { name: 'GET /api/v1/entities?id= (auth + 1 read)', method: 'GET', path: '/api/v1/entities?id=e1', auth: true },
-            {
-              name: 'POST /api/v1/entities (auth + 1 write)',
-              method: 'POST',
-              path: '/api/v1/entities',
-              auth: true,
-              body: () => JSON.stringify({ entity_id: `b${n++}`, name: 'x' }),
-            },
-            { name: 'GET /api/v1/me with a bad key (401 path)', method: 'GET', path: '/api/v1/me', auth: false },
-          ]
-        : [{ name: 'GET /api/v1/me (auth, key read from SQLite each time)', method: 'GET', path: '/api/v1/me', auth: true }];
-      for (const s of scenarios) {
-        const h = s.auth ? headers : s.name.includes('bad key') ? { 'x-api-key': 'ix_live_bad', 'x-tenant-id': 'bench' } : {};
-        await run(url, s, h); // warm-up
-        rows.push({ name: s.name, ...(await run(url, s, h)) });
-      }
-      await app.close();
-      await storage.close();
-    }
+    console.log(`${requests} requests per row, ${concurrency} concurrent, Node ${process.version}, one process`);
+    print('API paths against GET /healthz', await apiPaths(dir));
+    print('execute receive against the upstream called directly', await executeVersusDirect(dir));
   } finally {
     rmSync(dir, { recursive: true, force: true });
-  }
-  const base = rows[0];
-  const pad = (t: string, n: number) => t.padEnd(n);
-  console.log(`\n${requests} requests per row, ${concurrency} concurrent, Node ${process.version}, one process\n`);
-  console.log(
-    `${pad('scenario', 58)} ${pad('req/s', 9)} ${pad('p50 ms', 8)} ${pad('p99 ms', 8)} ${pad('vs baseline', 12)} µs/req over baseline`,
-  );
-  for (const r of rows) {
-    const ratio = r.rps / base.rps;
-    const overhead = (1 / r.rps - 1 / base.rps) * 1e6;
-    console.log(
-      `${pad(r.name, 58)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(`${ratio.toFixed(2)}x`, 12)} ${overhead.toFixed(0)}`,
-    );
   }
 }
 

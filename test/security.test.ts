@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/key-format.ts';
 import { insertEntity } from '../src/storage/entities.ts';
+import { insertExecution } from '../src/storage/executions.ts';
+import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, assertRateLimitHeaders, rateLimitHeaders } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
 /** One authenticated route of API.md §2 and a request it accepts. */
 interface RouteCase {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   /** The scope API.md §2 requires, or `any` (GET /me). */
   scope: string;
@@ -26,7 +28,88 @@ const entityId = async (h: Harness) => {
   return id;
 };
 
+const integrationId = async (h: Harness) => {
+  const id = `int/${++seq}`;
+  await saveIntegration(h.storage.db, 'acme', id, { name: id, connector: 'graphql-1.0.0', config: {}, secrets: {} }, undefined);
+  return encodeURIComponent(id);
+};
+const executionId = async (h: Harness) => {
+  const id = `exe_sec${++seq}`;
+  await insertExecution(h.storage.db, 'acme', {
+    id,
+    integration_id: 'x',
+    connector: 'graphql-1.0.0',
+    operation: 'test',
+    status: 'succeeded',
+    http_status: 200,
+    error_code: null,
+    message_count: 0,
+    duration_ms: 1,
+    api_key_id: 'key_x',
+    request_id: 'r',
+    started_at: new Date().toISOString(),
+  });
+  return id;
+};
+
 const routes: RouteCase[] = [
+  {
+    method: 'PUT',
+    path: '/api/v1/integrations/:id',
+    scope: 'integrations.write',
+    status: 201,
+    request: async () => ({ url: `/api/v1/integrations/new-${++seq}`, payload: { connector: 'graphql-1.0.0', config: {} } }),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/integrations/:id',
+    scope: 'integrations.write',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/integrations/${await integrationId(h)}`, payload: { name: 'renamed' } }),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/integrations/:id',
+    scope: 'integrations.write',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/integrations/${await integrationId(h)}` }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/integrations/:id',
+    scope: 'integrations.read',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/integrations/${await integrationId(h)}` }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/integrations',
+    scope: 'integrations.read',
+    status: 200,
+    request: async () => ({ url: '/api/v1/integrations' }),
+  },
+  {
+    // 422: authenticated and run, but the integration has no base_url (no upstream is needed here).
+    method: 'POST',
+    path: '/api/v1/integrations/:id/execute',
+    scope: 'integrations.execute',
+    status: 422,
+    request: async (h) => ({ url: `/api/v1/integrations/${await integrationId(h)}/execute`, payload: { operation: 'test' } }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/executions',
+    scope: 'executions.read',
+    status: 200,
+    request: async () => ({ url: '/api/v1/executions' }),
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/executions/:id',
+    scope: 'executions.read',
+    status: 200,
+    request: async (h) => ({ url: `/api/v1/executions/${await executionId(h)}` }),
+  },
   {
     method: 'GET',
     path: '/api/v1/api-keys',
@@ -152,7 +235,8 @@ describe('security: every authenticated route', () => {
         const scopes = route.scope === 'any' ? ['executions.read'] : [route.scope];
         const res = await send(as(await keyWith(scopes), 'acme'));
         assert.equal(res.statusCode, route.status, res.body);
-        assert.equal(body(res).success, true);
+        assert.equal(body(res).success, route.status < 300);
+        if (route.status >= 300) assert.equal(body(res).error.code, 'integration_misconfigured');
         assertRateLimitHeaders(res, 600, 599);
       });
 
@@ -211,7 +295,7 @@ describe('security: every authenticated route', () => {
       if (route.scope === 'any') return;
 
       test('a key without the scope: 403 insufficient_scope naming required and granted scopes', async () => {
-        const granted = ['executions.read', resource === 'entities' ? 'api_keys.read' : 'entities.read'];
+        const granted = ['processflow.read', resource === 'entities' ? 'api_keys.read' : 'entities.read'];
         const res = await send(as(await keyWith(granted), 'acme'));
         const error = assertError(res, 403, 'insufficient_scope');
         assert.deepEqual(error.details, { required_scope: route.scope, granted_scopes: granted });
