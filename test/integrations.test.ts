@@ -104,6 +104,14 @@ describe('integrations', () => {
       .sort();
     assert.deepEqual(paths, ['config.base_url', 'config.extra', 'config.timeout_seconds', 'config.token']);
 
+    for (const token of ['line\nbreak', 'with space', 'ünicode', 'nul\u0000']) {
+      const badToken = await put(acme, 'x', { connector: 'graphql-1.0.0', config: { token } });
+      assert.deepEqual(
+        body(badToken).error.details.issues.map((i: { path: string }) => i.path),
+        ['config.token'],
+        JSON.stringify(token),
+      );
+    }
     const range = await put(acme, 'x', { connector: 'graphql-1.0.0', config: { timeout_seconds: 301 } });
     assert.deepEqual(
       body(range).error.details.issues.map((i: { path: string }) => i.path),

@@ -1,5 +1,5 @@
 import type { Connection, ConnectorDefinition, ConnectorResult, Operation, PrimitiveOperation } from '../connectors/connector.ts';
-import { ApiError, validationFailed } from '../errors.ts';
+import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
 import { batchSchema, checkPrimitive, issuesOf, primitiveIssues, syncSchema, testSchema } from './request-checks.ts';
 
 type Fields = Record<string, unknown>;
@@ -7,6 +7,8 @@ type Fields = Record<string, unknown>;
 interface BatchEntry {
   operation: PrimitiveOperation;
   fields: Fields;
+  /** Where the entry's fields sit in the request, for issue paths: `operations.2.` or `operations.2.data.`. */
+  prefix: string;
 }
 
 interface EntryOutcome {
@@ -24,13 +26,25 @@ function present(part: unknown): part is Fields {
 }
 
 function batchEntries(fields: Fields): BatchEntry[] {
-  return (fields.operations as Fields[]).map((entry) => {
+  return (fields.operations as Fields[]).map((entry, index) => {
     const { operation, type, data, ...inline } = entry;
     return {
       operation: (operation ?? type ?? 'receive') as PrimitiveOperation,
       fields: (data as Fields | undefined) ?? inline,
+      prefix: data === undefined ? `operations.${index}.` : `operations.${index}.data.`,
     };
   });
+}
+
+/**
+ * A validation failure found while a part of a composed request ran (a `records_path` that does not
+ * match the answer), with its issue paths under the part's place in the request, as the checks made
+ * before anything ran have them.
+ */
+function underPrefix(error: unknown, prefix: string): unknown {
+  if (!(error instanceof ApiError) || error.code !== 'validation_failed') return error;
+  const issues = (error.details?.issues as ValidationIssue[] | undefined) ?? [];
+  return validationFailed(issues.map((issue) => ({ ...issue, path: prefix + issue.path })));
 }
 
 /**
@@ -105,7 +119,7 @@ async function runSync(connection: Connection, fields: Fields): Promise<Connecto
     try {
       outbound = await runPrimitive(connection, 'send', fields.outbound);
     } catch (error) {
-      throw withStage(error, { stage: 'outbound' });
+      throw withStage(underPrefix(error, 'outbound.'), { stage: 'outbound' });
     }
   }
   let inbound: ConnectorResult | null = null;
@@ -113,7 +127,7 @@ async function runSync(connection: Connection, fields: Fields): Promise<Connecto
     try {
       inbound = await runPrimitive(connection, 'receive', fields.inbound);
     } catch (error) {
-      throw withStage(error, { stage: 'inbound', outbound: outbound?.data ?? null });
+      throw withStage(underPrefix(error, 'inbound.'), { stage: 'inbound', outbound: outbound?.data ?? null });
     }
   }
   const errors = [...(outbound?.errors ?? []), ...(inbound?.errors ?? [])];
@@ -139,8 +153,10 @@ async function runBatch(definition: ConnectorDefinition, connection: Connection,
       continue;
     }
     try {
-      checkPrimitive(definition, entry.operation, entry.fields);
-      const result = await runPrimitive(connection, entry.operation, entry.fields);
+      checkPrimitive(definition, entry.operation, entry.fields, entry.prefix);
+      const result = await runPrimitive(connection, entry.operation, entry.fields).catch((error: unknown) => {
+        throw underPrefix(error, entry.prefix);
+      });
       results.push({
         index,
         operation: entry.operation,

@@ -7,9 +7,9 @@ import { ApiError, errorBody } from '../errors.ts';
 import { checkExecuteRequest, runExecute } from '../execution/executor.ts';
 import { requestFingerprint } from '../execution/fingerprint.ts';
 import { toApiError } from '../http/error-handler.ts';
-import { newId, nowIso } from '../ids.ts';
+import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
-import { insertExecution } from '../storage/executions.ts';
+import { insertExecution, newExecutionId } from '../storage/executions.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../storage/idempotency.ts';
 import { findIntegration } from '../storage/integrations.ts';
 import { idParams, security } from './schemas.ts';
@@ -48,8 +48,26 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
     const { operation, ...fields } = request.body;
     const stored = await findIntegration(db, auth.tenantId, request.params.id);
     if (!stored) throw new ApiError('not_found', `No integration ${request.params.id}.`);
+    // Taken at the start, so that the log's newest-first order is the order the calls began in.
+    const executionId = newExecutionId();
     const startedAt = nowIso();
     const started = performance.now();
+
+    const record = (httpStatus: number, code: string | null, count: number) =>
+      insertExecution(db, auth.tenantId, {
+        id: executionId,
+        integration_id: stored.id,
+        connector: stored.connector,
+        operation,
+        status: httpStatus < 300 ? 'succeeded' : 'failed',
+        http_status: httpStatus,
+        error_code: code,
+        message_count: count,
+        duration_ms: Math.round(performance.now() - started),
+        api_key_id: auth.key.id,
+        request_id: request.id,
+        started_at: startedAt,
+      });
 
     let status = 200;
     let body: object;
@@ -87,10 +105,12 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
       const error = toApiError(thrown);
       if (!error) {
         if (claimed && idempotencyKey !== undefined) await releaseIdempotencyKey(db, auth.tenantId, idempotencyKey);
+        // A bug: the error handler answers 500 internal_error (and logs it); the call is in the log all the same.
+        await record(500, 'internal_error', 0);
         throw thrown;
       }
-      // Refused before anything ran: the key is given back so a corrected retry may use it.
-      if (claimed && idempotencyKey !== undefined && !ranUpstream(error)) {
+      // Refused before anything was written upstream: the key is given back so a corrected retry may use it.
+      if (claimed && idempotencyKey !== undefined && refusedBeforeWriting(error)) {
         await releaseIdempotencyKey(db, auth.tenantId, idempotencyKey);
         claimed = false;
       }
@@ -103,20 +123,7 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
     if (claimed && idempotencyKey !== undefined) {
       await completeIdempotencyKey(db, auth.tenantId, idempotencyKey, status, JSON.stringify(body));
     }
-    await insertExecution(db, auth.tenantId, {
-      id: newId('exe'),
-      integration_id: stored.id,
-      connector: stored.connector,
-      operation,
-      status: status < 300 ? 'succeeded' : 'failed',
-      http_status: status,
-      error_code: errorCode,
-      message_count: messageCount,
-      duration_ms: Math.round(performance.now() - started),
-      api_key_id: auth.key.id,
-      request_id: request.id,
-      started_at: startedAt,
-    });
+    await record(status, errorCode, messageCount);
     return reply.code(status).send(body);
   }
 
@@ -142,7 +149,16 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
   );
 }
 
-/** Codes that mean the request was refused before any upstream call. */
-function ranUpstream(error: ApiError): boolean {
-  return !['validation_failed', 'unsupported_operation', 'integration_misconfigured', 'egress_denied'].includes(error.code);
+/** Codes that mean a request was refused rather than run (a receive's records_path is checked against the answer). */
+const refusals = ['validation_failed', 'unsupported_operation', 'integration_misconfigured', 'egress_denied'];
+
+/**
+ * Whether a failed request changed nothing upstream, so that its Idempotency-Key may be given back: a refusal,
+ * unless a sync's outbound mutation had already run (`details.stage: "inbound"`, its result in
+ * `details.outbound`): a retry must then be a replay, never a second mutation.
+ */
+function refusedBeforeWriting(error: ApiError): boolean {
+  const outboundRan =
+    error.details?.stage === 'inbound' && error.details.outbound !== null && error.details.outbound !== undefined;
+  return refusals.includes(error.code) && !outboundRan;
 }

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { newId } from '../ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { ExecutionsTable } from './schema.ts';
@@ -17,6 +18,33 @@ export interface Execution {
   api_key_id: string;
   request_id: string;
   started_at: string;
+}
+
+const base36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+let lastExecutionId = '';
+
+/** The id right after `id`: its suffix (time, then random) read as one base-36 number, plus one. */
+function successor(id: string): string {
+  const chars = [...id];
+  for (let i = chars.length - 1; chars[i] !== '_'; i--) {
+    const digit = base36.indexOf(chars[i]);
+    if (digit < base36.length - 1) {
+      chars[i] = base36[digit + 1];
+      return chars.join('');
+    }
+    chars[i] = '0';
+  }
+  throw new RangeError(`no successor for ${id}`);
+}
+
+/**
+ * A new execution id (`exe_…`), greater than every one this process made before. `newId` sorts by the
+ * millisecond only: calls in the same millisecond would otherwise be listed in random order, not newest first.
+ */
+export function newExecutionId(): string {
+  const id = newId('exe');
+  lastExecutionId = id > lastExecutionId ? id : successor(lastExecutionId);
+  return lastExecutionId;
 }
 
 function fromRow(row: Selectable<ExecutionsTable>): Execution {

@@ -4,6 +4,17 @@ export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
 /** A claim older than this is taken to belong to a request that died with its process. */
 export const abandonedClaimMs = 10 * 60 * 1000;
 
+/** Expired entries of every key are purged at most this often per storage, so the table holds about a day of keys. */
+const purgeIntervalMs = 60 * 1000;
+const lastPurge = new WeakMap<Db, number>();
+
+/** Deletes every expired entry (each one would otherwise stay until its own key came back), at most once a minute. */
+async function purgeExpired(db: Db, now: number): Promise<void> {
+  if (now - (lastPurge.get(db) ?? Number.NEGATIVE_INFINITY) < purgeIntervalMs) return;
+  lastPurge.set(db, now);
+  await db.deleteFrom('idempotency_keys').where('expires_at', '<=', new Date(now).toISOString()).execute();
+}
+
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; status: number; response: string }
@@ -16,6 +27,7 @@ export type Claim =
  */
 export async function claimIdempotencyKey(db: Db, tenantId: string, key: string, fingerprint: string): Promise<Claim> {
   const now = Date.now();
+  await purgeExpired(db, now);
   // Expired or abandoned entries give the key back.
   await db
     .deleteFrom('idempotency_keys')

@@ -33,6 +33,26 @@ function withGzip(headers: Record<string, string>): Record<string, string> {
   return result;
 }
 
+/** What an HTTP field value may hold (RFC 9110: visible ASCII, space, tab, obs-text); undici refuses anything else. */
+const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Refuses a header value HTTP cannot carry (a stored token with a control character or a character beyond
+ * Latin-1) as the integration's fault, naming the header but never showing the value; undici would throw an
+ * uncatalogued InvalidArgumentError, a 500.
+ */
+function checkHeaderValues(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!fieldValue.test(value)) {
+      throw new ApiError(
+        'integration_misconfigured',
+        `The ${name} header cannot be sent: its value holds characters an HTTP header cannot carry; check the integration's configuration.`,
+        { header: name.toLowerCase() },
+      );
+    }
+  }
+}
+
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -61,6 +81,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
     throw new ApiError('integration_misconfigured', 'The upstream URL is not a valid http or https URL.');
   }
   const host = url.hostname;
+  checkHeaderValues(upstream.headers);
   // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics).
   url.username = '';
   url.password = '';

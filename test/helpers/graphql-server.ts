@@ -54,6 +54,7 @@ const schema = buildSchema(`
   type Mutation {
     createUser(name: String!, email: String): User!
     deleteUser(id: ID!): Boolean
+    renameUser(id: ID!, name: String!): User
   }
 `);
 
@@ -88,6 +89,13 @@ function rootValueFor(users: User[]) {
     createUser({ name, email }: { name: string; email?: string | null }) {
       const user = { id: String(nextId++), name, email: email ?? null };
       users.push(user);
+      return user;
+    },
+    /** Null for an unknown id: a nullable mutation root field. */
+    renameUser({ id, name }: { id: string; name: string }) {
+      const user = users.find((candidate) => candidate.id === id);
+      if (user === undefined) return null;
+      user.name = name;
       return user;
     },
     deleteUser({ id }: { id: string }) {
