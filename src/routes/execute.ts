@@ -116,7 +116,6 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
       }
       status = error.status;
       errorCode = error.code;
-      if (error.status === 401) reply.header('www-authenticate', 'ApiKey realm="interchange", header="X-API-Key"');
       body = errorBody(error.code, error.message, request.id, error.details, error.upstreamErrors);
     }
 
