@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { createClientAsync } from 'soap';
 import { build } from '../src/app.ts';
 import { createApiKey } from '../src/auth/key-service.ts';
 import { loadConfig } from '../src/config.ts';
@@ -17,6 +18,7 @@ import { openStorage, type Storage } from '../src/storage/database.ts';
 import { insertEntity } from '../src/storage/entities.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
+import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 
 interface Scenario {
   name: string;
@@ -36,14 +38,17 @@ interface Row {
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+// PHP's built-in server runs 8 workers: more concurrency would only measure its queue.
+const soapRequests = Number(process.env.BENCH_SOAP_REQUESTS ?? 1500);
+const soapConcurrency = 4;
 
-async function measure(s: Scenario): Promise<Row> {
+async function measure(s: Scenario, total = requests, parallel = concurrency): Promise<Row> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
   const started = performance.now();
   const worker = async () => {
-    while (next < requests) {
+    while (next < total) {
       next += 1;
       const t0 = performance.now();
       const res = await fetch(s.url, {
@@ -56,7 +61,7 @@ async function measure(s: Scenario): Promise<Row> {
       latencies.push(performance.now() - t0);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: parallel }, worker));
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
@@ -64,9 +69,9 @@ async function measure(s: Scenario): Promise<Row> {
 }
 
 /** Warm-up run, then the measured one. */
-async function row(s: Scenario): Promise<Row> {
-  await measure(s);
-  return measure(s);
+async function row(s: Scenario, total = requests, parallel = concurrency): Promise<Row> {
+  await measure(s, total, parallel);
+  return measure(s, total, parallel);
 }
 
 function print(title: string, rows: Row[]): void {
@@ -183,12 +188,121 @@ async function executeVersusDirect(dir: string): Promise<Row[]> {
   return rows;
 }
 
+async function putIntegration(app: { url: string; headers: Record<string, string> }, id: string, body: object): Promise<void> {
+  const res = await fetch(`${app.url}/api/v1/integrations/${id}`, {
+    method: 'PUT',
+    headers: { ...app.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`integration ${id} not created: ${await res.text()}`);
+}
+
+async function executeOnce(app: { url: string; headers: Record<string, string> }, id: string, body: object): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${app.url}/api/v1/integrations/${id}/execute`, {
+    method: 'POST',
+    headers: { ...app.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`execute ${id} failed: ${text}`);
+  return performance.now() - started;
+}
+
+/** SOAP against PHP's SoapServer (another process): node-soap built once vs WSDL mode (cached) vs raw mode. */
+async function soapCalls(dir: string): Promise<{ calls: Row[]; firstCalls: Array<[string, number]> }> {
+  const php = await startPhpSoapServer();
+  const app = await startApp(dir, 'soap');
+  try {
+    const wsdlUrl = php.url('/calculator?wsdl');
+    await putIntegration(app, 'calc', { connector: 'soap-1.0.0', config: { endpoint_url: wsdlUrl } });
+    await putIntegration(app, 'calc-raw', {
+      connector: 'soap-1.0.0',
+      config: { endpoint_url: php.url('/calculator'), namespace: 'http://example.com/calculator' },
+    });
+    const client = await createClientAsync(wsdlUrl);
+    const add = (client as unknown as { AddAsync(args: object): Promise<unknown> }).AddAsync.bind(client);
+    const calls = [
+      await rowOf('node-soap client built once: AddAsync (baseline)', () => add({ a: 2, b: 3 })),
+      await row(
+        {
+          name: 'execute send Add, WSDL mode (cached WSDL)',
+          url: `${app.url}/api/v1/integrations/calc/execute`,
+          method: 'POST',
+          headers: app.headers,
+          body: () => JSON.stringify({ operation: 'send', method: 'Add', params: { a: 2, b: 3 } }),
+        },
+        soapRequests,
+        soapConcurrency,
+      ),
+      await row(
+        {
+          name: 'execute send Add, raw mode',
+          url: `${app.url}/api/v1/integrations/calc-raw/execute`,
+          method: 'POST',
+          headers: app.headers,
+          body: () => JSON.stringify({ operation: 'send', method: 'Add', params: { a: 2, b: 3 } }),
+        },
+        soapRequests,
+        soapConcurrency,
+      ),
+    ];
+
+    const firstCalls: Array<[string, number]> = [];
+    for (const ops of [300, 1000]) {
+      const url = php.url(`/large?wsdl&ops=${ops}`);
+      await putIntegration(app, `large-${ops}`, { connector: 'soap-1.0.0', config: { endpoint_url: url } });
+      const call = { operation: 'send', method: `Op${ops - 1}`, params: { value: 'x' } };
+      firstCalls.push([
+        `Interchange, ${ops} operations: first call (fetch + parse + call)`,
+        await executeOnce(app, `large-${ops}`, call),
+      ]);
+      firstCalls.push([`Interchange, ${ops} operations: second call (cached)`, await executeOnce(app, `large-${ops}`, call)]);
+      const started = performance.now();
+      const large = await createClientAsync(url);
+      await (large as unknown as Record<string, (a: object) => Promise<unknown>>)[`Op${ops - 1}Async`]({ value: 'x' });
+      firstCalls.push([`node-soap, ${ops} operations: createClientAsync + first call`, performance.now() - started]);
+    }
+    return { calls, firstCalls };
+  } finally {
+    await app.close();
+    await php.close();
+  }
+}
+
+/** Like measure(), for a call that is not an HTTP request of ours (the node-soap baseline). */
+async function rowOf(name: string, call: () => Promise<unknown>): Promise<Row> {
+  const once = async (): Promise<Row> => {
+    const latencies: number[] = [];
+    let next = 0;
+    const started = performance.now();
+    const worker = async () => {
+      while (next < soapRequests) {
+        next += 1;
+        const t0 = performance.now();
+        await call();
+        latencies.push(performance.now() - t0);
+      }
+    };
+    await Promise.all(Array.from({ length: soapConcurrency }, worker));
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+    return { name, rps: latencies.length / ((performance.now() - started) / 1000), p50: at(0.5), p99: at(0.99), failures: 0 };
+  };
+  await once();
+  return once();
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
   try {
     console.log(`${requests} requests per row, ${concurrency} concurrent, Node ${process.version}, one process`);
     print('API paths against GET /healthz', await apiPaths(dir));
     print('execute receive against the upstream called directly', await executeVersusDirect(dir));
+    const soap = await soapCalls(dir);
+    print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
+    console.log('\nFirst call on a large WSDL (one run each, ms)');
+    for (const [name, ms] of soap.firstCalls) console.log(`${name.padEnd(70)} ${ms.toFixed(0)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

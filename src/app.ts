@@ -8,6 +8,7 @@ import { KeyCache } from './auth/key-cache.ts';
 import { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
+import { WsdlCache } from './connectors/soap/wsdl-cache.ts';
 import type { AppContext } from './context.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
@@ -108,7 +109,12 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     guard: new AuthFailureGuard(config.authFailureLimit),
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
     masterKey: loadMasterKey(config, storage),
-    connectors: { dispatcher, upstreamMaxBytes: config.upstreamMaxBytes, log: app.log },
+    connectors: {
+      dispatcher,
+      upstreamMaxBytes: config.upstreamMaxBytes,
+      log: app.log,
+      wsdlCache: new WsdlCache(config.wsdlCacheSize, config.wsdlCacheTtlSeconds * 1000),
+    },
   };
   registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
   registerHealthRoutes(app, ctx, metrics);

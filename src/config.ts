@@ -35,6 +35,10 @@ export interface Config {
   readonly egressDeny: readonly string[];
   /** IX_UPSTREAM_MAX_BYTES: largest upstream response body after decompression. */
   readonly upstreamMaxBytes: number;
+  /** IX_WSDL_CACHE_SIZE: parsed WSDLs kept (least recently used dropped first). */
+  readonly wsdlCacheSize: number;
+  /** IX_WSDL_CACHE_TTL_SECONDS: a parsed WSDL is fetched again after this long. */
+  readonly wsdlCacheTtlSeconds: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -108,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),
     egressDeny: cidrList(env, 'IX_EGRESS_DENY'),
     upstreamMaxBytes: integer(env, 'IX_UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    wsdlCacheSize: integer(env, 'IX_WSDL_CACHE_SIZE', 100, 1, 100_000),
+    wsdlCacheTtlSeconds: integer(env, 'IX_WSDL_CACHE_TTL_SECONDS', 3600, 1, 7 * 86_400),
   });
 }
 

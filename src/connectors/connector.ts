@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { ValidationIssue } from '../errors.ts';
+import type { WsdlCache } from './soap/wsdl-cache.ts';
 
 /** The five operations of the execute endpoint; sync and batch are composed from send and receive by the executor. */
 export const operations = ['send', 'receive', 'sync', 'batch', 'test'] as const;
@@ -15,11 +16,13 @@ export interface ConnectorResult {
   errors?: unknown[];
 }
 
-/** Shared outbound plumbing, built once per app. */
+/** Shared outbound plumbing and caches, built once per app. */
 export interface ConnectorContext {
   dispatcher: Dispatcher;
   upstreamMaxBytes: number;
   log: FastifyBaseLogger;
+  /** Parsed WSDLs per integration (the SOAP connector's); values are opaque here. */
+  wsdlCache: WsdlCache<unknown>;
 }
 
 /** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */

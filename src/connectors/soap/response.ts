@@ -1,0 +1,109 @@
+import { ApiError } from '../../errors.ts';
+import { bodyExcerpt } from '../graphql/response.ts';
+import { parseSoapFault } from './fault.ts';
+import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
+
+/**
+ * Normalises a raw-mode SOAP answer (already decompressed) into the method's result or an ApiError (API.md §1, §6),
+ * without any I/O.
+ *
+ * - A Fault, SOAP 1.1 or 1.2, whatever the HTTP status: `soap_fault`, message = the fault string, details
+ *   `{fault_code, fault_string, detail}` (see `parseSoapFault`).
+ * - Any other non-2xx: `upstream_http_error` with `upstream_status` and `body_excerpt` (≤ 1 KiB) — an empty body, an
+ *   HTML page, text, XML that cannot be read (a DTD included: it is refused, never parsed) or a valid envelope alike.
+ * - 2xx: an HTML page (`<!DOCTYPE html` or `<html` first), unreadable XML (malformed, or declaring a DTD) and XML
+ *   that is not an `Envelope` with a `Body` are `upstream_invalid_response` with `upstream_status`, `content_type`
+ *   and `body_excerpt`.
+ * - 2xx with an empty body (a one-way operation: WS-I Basic Profile answers them 202 or 200 with no body) or an empty
+ *   Body: `{}`.
+ * - Otherwise the Body's first child element (`AddResponse`) as an object of its children (`{AddResult: "5"}`), as
+ *   `elementValue` shows it: values stay strings, repeated elements are arrays, attributes under `$attributes`, text
+ *   beside children or attributes under `$value`; an empty response element is `{}` and a text-only one
+ *   `{$value: text}`. SOAP-encoded `href`/`multiRef` references are not resolved.
+ *
+ * The body is read as UTF-8 unless it starts with a UTF-16 byte-order mark; a declared `encoding` is not honoured.
+ *
+ * @example readSoapResponse(200, {}, Buffer.from('<s:Envelope xmlns:s="…"><s:Body><AddResponse><AddResult>5</AddResult></AddResponse></s:Body></s:Envelope>'))
+ * // { AddResult: '5' }
+ */
+export function readSoapResponse(status: number, headers: Record<string, string>, body: Buffer): Record<string, unknown> {
+  const success = status >= 200 && status <= 299;
+  const text = decodeXmlBody(body);
+  if (text.trim() === '') {
+    if (success) return {};
+    throw httpError(status, body);
+  }
+  if (isHtmlPage(text)) {
+    if (success) throw invalidResponse('The upstream answered an HTML page, not a SOAP envelope.', status, headers, body);
+    throw httpError(status, body);
+  }
+  let document: unknown;
+  try {
+    document = parseXml(text);
+  } catch (error) {
+    if (!success) throw httpError(status, body);
+    throw error instanceof ApiError ? invalidResponse(error.message, status, headers, body) : error;
+  }
+  const fault = parseSoapFault(document);
+  if (fault !== undefined) {
+    throw new ApiError('soap_fault', fault.fault_string === '' ? undefined : fault.fault_string, { ...fault });
+  }
+  if (!success) throw httpError(status, body);
+  const soapBody = childElement(childElement(document, 'Envelope'), 'Body');
+  if (soapBody === undefined) {
+    throw invalidResponse('The upstream answer is XML but not a SOAP envelope with a Body.', status, headers, body);
+  }
+  return methodResult(soapBody);
+}
+
+/** The Body's first child element as an object; repeated first elements: the first one. */
+function methodResult(soapBody: unknown): Record<string, unknown> {
+  const name = isXmlRecord(soapBody)
+    ? Object.keys(soapBody).find((key) => key !== textKey && !key.startsWith(attributePrefix))
+    : undefined;
+  if (name === undefined) return {};
+  const value = elementValue(childElement(soapBody, name));
+  if (isXmlRecord(value)) return value;
+  return value === '' || value === null ? {} : { $value: value };
+}
+
+/** Whether the first markup, after any XML declaration, processing instructions and comments, opens an HTML page. */
+function isHtmlPage(text: string): boolean {
+  let at = 0;
+  for (;;) {
+    while (at < text.length && /\s/.test(text[at])) at++;
+    const close = text.startsWith('<?', at) ? '?>' : text.startsWith('<!--', at) ? '-->' : undefined;
+    if (close === undefined) break;
+    const end = text.indexOf(close, at + 2);
+    if (end === -1) return false;
+    at = end + close.length;
+  }
+  return /^<(?:!doctype\s+html|html)[\s>/]/i.test(text.slice(at, at + 16));
+}
+
+/** The body as text: UTF-8 (byte-order mark dropped), or UTF-16 when a UTF-16 byte-order mark says so. */
+function decodeXmlBody(body: Buffer): string {
+  if (body[0] === 0xff && body[1] === 0xfe) return body.subarray(2).toString('utf16le');
+  if (body[0] === 0xfe && body[1] === 0xff) {
+    const bigEndian = Buffer.from(body.subarray(2, body.length - (body.length % 2)));
+    return bigEndian.swap16().toString('utf16le');
+  }
+  const text = body.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function httpError(status: number, body: Buffer): ApiError {
+  return new ApiError('upstream_http_error', `The upstream SOAP service answered HTTP ${status}.`, {
+    upstream_status: status,
+    body_excerpt: bodyExcerpt(body),
+  });
+}
+
+function invalidResponse(message: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
+  const contentType = Object.entries(headers).find(([key]) => key.toLowerCase() === 'content-type')?.[1];
+  return new ApiError('upstream_invalid_response', message, {
+    upstream_status: status,
+    ...(contentType === undefined ? {} : { content_type: contentType }),
+    body_excerpt: bodyExcerpt(body),
+  });
+}

@@ -1,0 +1,40 @@
+/** The SOAP connector's config and request fields (API.md sections 4 and 6). */
+
+const httpUrl = { type: ['string', 'null'], maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' } as const;
+const xmlName = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z_][A-Za-z0-9_.-]*$' } as const;
+
+export const configProperties = {
+  endpoint_url: httpUrl,
+  service_url: httpUrl,
+  // An HTTP header name (RFC 9110 token) and a value that cannot split the header block.
+  auth_header: { type: ['string', 'null'], maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+  auth_value: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[^\\r\\n\\u0000]*$' },
+  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
+  namespace: { type: ['string', 'null'], maxLength: 2048 },
+  soap_version: { type: ['string', 'null'], enum: ['1.1', '1.2', null] },
+} as const;
+
+export const callSchema = {
+  type: 'object',
+  required: ['method'],
+  additionalProperties: false,
+  properties: {
+    method: xmlName,
+    params: { type: 'object' },
+    soap_headers: { type: 'object' },
+    soap_action: { type: 'string', maxLength: 2048 },
+    namespace: { type: 'string', maxLength: 2048 },
+    service: { type: 'string', minLength: 1, maxLength: 256 },
+    port: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;
+
+export interface CallFields {
+  method: string;
+  params?: Record<string, unknown>;
+  soap_headers?: Record<string, unknown>;
+  soap_action?: string;
+  namespace?: string;
+  service?: string;
+  port?: string;
+}
