@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { listen } from 'soap';
+import { body, type Harness, harness } from './helpers/harness.ts';
+
+// An rpc/literal service: parameters are message parts, not children of a wrapper element.
+const wsdl = `<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/"
+  xmlns:tns="http://example.com/inventory" xmlns:xsd="http://www.w3.org/2001/XMLSchema"
+  targetNamespace="http://example.com/inventory" name="Inventory">
+  <message name="ReserveRequest"><part name="sku" type="xsd:string"/><part name="quantity" type="xsd:int"/></message>
+  <message name="ReserveResponse"><part name="reservation" type="xsd:string"/><part name="caller" type="xsd:string"/></message>
+  <portType name="InventoryPort"><operation name="Reserve"><input message="tns:ReserveRequest"/><output message="tns:ReserveResponse"/></operation></portType>
+  <binding name="InventoryBinding" type="tns:InventoryPort">
+    <soap:binding style="rpc" transport="http://schemas.xmlsoap.org/soap/http"/>
+    <operation name="Reserve"><soap:operation soapAction="http://example.com/inventory/Reserve"/>
+      <input><soap:body use="literal" namespace="http://example.com/inventory"/></input>
+      <output><soap:body use="literal" namespace="http://example.com/inventory"/></output></operation>
+  </binding>
+  <service name="InventoryService"><port name="InventoryPort" binding="tns:InventoryBinding"><soap:address location="http://127.0.0.1:1/inventory"/></port></service>
+</definitions>`;
+
+describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => {
+  let h: Harness;
+  let server: Server;
+  let auth: { key: string; tenant: string };
+  const seen: Array<{ args: Record<string, unknown>; headers: unknown }> = [];
+
+  before(async () => {
+    server = createServer((_req, res) => {
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const service = {
+      InventoryService: {
+        InventoryPort: {
+          Reserve(args: Record<string, unknown>, _callback: unknown, headers: unknown) {
+            seen.push({ args, headers });
+            if (args.sku === 'none') {
+              throw { Fault: { faultcode: 'soap:Client', faultstring: 'Out of stock', detail: { sku: 'none' } } };
+            }
+            return { reservation: `R-${args.sku}-${args.quantity}`, caller: 'ok' };
+          },
+        },
+      },
+    };
+    listen(server, '/inventory', service, wsdl.replace('http://127.0.0.1:1', origin));
+    h = await harness();
+    await h.tenant('acme');
+    auth = { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
+    const put = await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/inventory',
+      payload: { connector: 'soap-1.0.0', config: { endpoint_url: `${origin}/inventory?wsdl` } },
+    });
+    assert.equal(put.statusCode, 201, put.body);
+  });
+  after(async () => {
+    await h.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const execute = (payload: object) => h.call(auth, { method: 'POST', url: '/api/v1/integrations/inventory/execute', payload });
+
+  test('an rpc call: parts as params, the parts of the answer as data', async () => {
+    const res = await execute({ operation: 'send', method: 'Reserve', params: { sku: 'ABC', quantity: 2 } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(body(res).data, { reservation: 'R-ABC-2', caller: 'ok' });
+    // node-soap's server hands rpc parts to the service as the text it read.
+    assert.deepEqual(seen.at(-1)?.args, { sku: 'ABC', quantity: '2' });
+  });
+
+  test('rpc parts are all required, and unknown ones are named, before any call', async () => {
+    const calls = seen.length;
+    const res = await execute({ operation: 'send', method: 'Reserve', params: { sku: 'ABC', colour: 'red' } });
+    assert.equal(res.statusCode, 400);
+    const error = body(res).error;
+    assert.equal(error.code, 'invalid_soap_params');
+    assert.deepEqual(error.details.issues.map((i: { path: string }) => i.path).sort(), ['params.colour', 'params.quantity']);
+    assert.deepEqual(error.details.expected, [
+      { name: 'sku', type: 'xsd:string', required: true, repeated: false },
+      { name: 'quantity', type: 'xsd:int', required: true, repeated: false },
+    ]);
+    assert.equal(seen.length, calls, 'nothing reached the server');
+  });
+
+  test('soap_headers reach the server in the SOAP Header', async () => {
+    const res = await execute({
+      operation: 'send',
+      method: 'Reserve',
+      params: { sku: 'H', quantity: 1 },
+      soap_headers: { TraceId: 'trace-123' },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(seen.at(-1)?.headers, { TraceId: 'trace-123' });
+    // Headers belong to one call: the next call sends none.
+    await execute({ operation: 'send', method: 'Reserve', params: { sku: 'I', quantity: 1 } });
+    assert.equal(seen.at(-1)?.headers, undefined);
+  });
+
+  test('a fault thrown by a node-soap service is a normalised soap_fault', async () => {
+    const res = await execute({ operation: 'send', method: 'Reserve', params: { sku: 'none', quantity: 1 } });
+    assert.equal(res.statusCode, 502);
+    const error = body(res).error;
+    assert.equal(error.code, 'soap_fault');
+    assert.equal(error.message, 'Out of stock');
+    assert.deepEqual(error.details, { fault_code: 'soap:Client', fault_string: 'Out of stock', detail: { sku: 'none' } });
+  });
+
+  test('test lists the rpc service', async () => {
+    const res = await execute({ operation: 'test' });
+    assert.deepEqual(body(res).data.details.services, [
+      { name: 'InventoryService', ports: [{ name: 'InventoryPort', soap_version: '1.1', operations: ['Reserve'] }] },
+    ]);
+  });
+});
