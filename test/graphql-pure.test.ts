@@ -4,9 +4,10 @@ import { gzipSync } from 'node:zlib';
 import { hasVariable, parseOperation } from '../src/connectors/graphql/document.ts';
 import { assertCursorVariableDeclared, paginate } from '../src/connectors/graphql/pagination.ts';
 import { countNonNullRootFields, extractRecords, parseRecordsPath } from '../src/connectors/graphql/records.ts';
-import { bodyExcerpt, type GraphqlAnswer, readGraphqlResponse } from '../src/connectors/graphql/response.ts';
+import { type GraphqlAnswer, readGraphqlResponse } from '../src/connectors/graphql/response.ts';
 import { resolveGraphqlUrl, withoutCredentials } from '../src/connectors/graphql/url.ts';
 import { ApiError, type ValidationIssue } from '../src/errors.ts';
+import { bodyExcerpt } from '../src/transport/excerpt.ts';
 
 /** Asserts `fn` throws an ApiError with `code` and returns it for more checks. */
 function apiError(fn: () => unknown, code: string): ApiError {

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.ts';
+import { bodyExcerpt } from '../../transport/excerpt.ts';
 
 /** A usable GraphQL answer: data, and the upstream's `errors` when the success is partial. */
 export interface GraphqlAnswer {
@@ -8,7 +9,6 @@ export interface GraphqlAnswer {
 }
 
 /** Upstream bodies are quoted back at most this long (API.md §1, `body_excerpt` ≤ 1 KiB). */
-export const bodyExcerptBytes = 1024;
 
 /**
  * Normalises an upstream GraphQL HTTP answer (already gunzipped) into data or an ApiError
@@ -54,21 +54,6 @@ export function readGraphqlResponse(status: number, headers: Record<string, stri
   if (data !== null && data !== undefined) throw invalidResponse('has a `data` that is not an object', status, headers, body);
   if (errors !== undefined) throw graphqlErrors(errors, {});
   throw invalidResponse('has neither `data` nor `errors`', status, headers, body);
-}
-
-/**
- * At most `maxBytes` bytes of the body as text, cut on a UTF-8 character boundary.
- *
- * @example bodyExcerpt(Buffer.from('x'.repeat(5000))).length // 1024
- */
-export function bodyExcerpt(body: Buffer, maxBytes: number = bodyExcerptBytes): string {
-  let end = Math.min(body.length, maxBytes);
-  // Step back over continuation bytes (10xxxxxx) so a multi-byte character is not split.
-  while (end > 0 && end < body.length && (body[end] & 0xc0) === 0x80) end--;
-  let text = body.subarray(0, end).toString('utf8');
-  // Bytes that are not UTF-8 decode to U+FFFD (3 bytes each): trim until the text fits again.
-  while (Buffer.byteLength(text) > maxBytes) text = text.slice(0, -1);
-  return /[\ud800-\udbff]$/.test(text) ? text.slice(0, -1) : text;
 }
 
 /** The first error's message, else the catalogue's sentence. */

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.ts';
+import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
 import type { Connection, ConnectorContext, ConnectorDefinition, ConnectorResult, ResolvedIntegration } from '../connector.ts';
 import { buildEnvelope, requestHeaders } from './envelope.ts';
@@ -60,7 +61,7 @@ function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
   if (last && (last.status < 200 || last.status >= 300)) {
     return new ApiError('upstream_http_error', `Fetching the WSDL answered HTTP ${last.status}.`, {
       upstream_status: last.status,
-      body_excerpt: last.body.subarray(0, 1024).toString('utf8'),
+      body_excerpt: bodyExcerpt(last.body),
     });
   }
   return new ApiError('upstream_invalid_response', 'The WSDL could not be read.', {

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.ts';
-import { bodyExcerpt } from '../graphql/response.ts';
+import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { parseSoapFault } from './fault.ts';
 import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
 
