@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
 import type { Connection, ConnectorContext, ConnectorDefinition, ConnectorResult, ResolvedIntegration } from '../connector.ts';
-import { buildEnvelope, requestHeaders } from './envelope.ts';
+import { buildEnvelope, envelopeIssues, requestHeaders } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
@@ -18,6 +19,27 @@ interface SoapSettings {
   http: SoapHttpOptions;
 }
 
+/**
+ * Headers the transport or the SOAP protocol sets itself: an auth header under one of these names would break the
+ * message framing (undici refuses some of them with an error that is no upstream failure: a 500) or the SOAP
+ * request, so such a configuration cannot run.
+ */
+const reservedHeaders = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept-encoding',
+  'content-type',
+  'soapaction',
+]);
+
 function settingsOf(integration: ResolvedIntegration, context: ConnectorContext): SoapSettings {
   const c = integration.config;
   if (typeof c.endpoint_url !== 'string' || c.endpoint_url === '') {
@@ -26,7 +48,17 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
     });
   }
   const headers: Record<string, string> = {};
-  if (typeof c.auth_header === 'string' && typeof c.auth_value === 'string') headers[c.auth_header.toLowerCase()] = c.auth_value;
+  if (typeof c.auth_header === 'string' && typeof c.auth_value === 'string') {
+    const name = c.auth_header.toLowerCase();
+    if (reservedHeaders.has(name)) {
+      throw new ApiError(
+        'integration_misconfigured',
+        `The auth_header ${c.auth_header} is set by the transport itself and cannot carry the credential; choose another header name.`,
+        { field: 'config.auth_header' },
+      );
+    }
+    headers[name] = c.auth_value;
+  }
   return {
     endpointUrl: c.endpoint_url,
     serviceUrl: typeof c.service_url === 'string' ? c.service_url : undefined,
@@ -69,13 +101,23 @@ function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
   });
 }
 
+/**
+ * What a cached WSDL is valid for: the integration's version and a digest of its whole configuration. The version
+ * alone is not enough: an integration deleted and created again under the same id starts at version 1 again, and
+ * must not be served the WSDL of its predecessor.
+ */
+function cacheVersion(integration: ResolvedIntegration): string {
+  const config = Object.entries(integration.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `${integration.version}:${createHash('sha256').update(JSON.stringify(config)).digest('base64url')}`;
+}
+
 function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection {
   const settings = settingsOf(integration, context);
   const wsdlMode = isWsdlUrl(settings.endpointUrl);
 
-  // One parsed WSDL per integration version (a change to the integration loads it again).
+  // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
   const model = (): Promise<WsdlModel> =>
-    context.wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, String(integration.version), async () => {
+    context.wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
       const http = new SoapHttp(settings.http);
       try {
         return await loadWsdlModel(settings.endpointUrl, http);
@@ -105,6 +147,10 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
         error ? reject(wsdlCallFailure(error, http)) : resolve(value),
       );
     });
+    // node-soap accepts answers the contract refuses: a result envelope under a non-2xx status (upstream_http_error)
+    // and XML that is no SOAP envelope (`<foo/>`: upstream_invalid_response). The raw answer is read as raw mode
+    // reads it, which throws those; when it passes, node-soap's typed result stands.
+    if (http.last) readSoapResponse(http.last.status, http.last.headers, http.last.body);
     return { data: (result as Record<string, unknown> | null) ?? {}, messageCount: 1 };
   }
 
@@ -175,5 +221,15 @@ export const soapConnector: ConnectorDefinition = {
   defaults: { timeout_seconds: 60, soap_version: '1.1' },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: callSchema, receive: callSchema },
+  // Element and attribute names of params and soap_headers, checked before anything runs: a sync's bad inbound part
+  // must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
+  checkRequest: (_operation, fields) =>
+    envelopeIssues({
+      version: '1.1',
+      namespace: typeof fields.namespace === 'string' ? fields.namespace : undefined,
+      method: String(fields.method),
+      params: fields.params as Record<string, unknown> | undefined,
+      soapHeaders: fields.soap_headers as Record<string, unknown> | undefined,
+    }),
   connect,
 };

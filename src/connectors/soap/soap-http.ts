@@ -56,7 +56,7 @@ export class SoapHttp {
       (response) => {
         this.last = response;
         const text = response.body.toString('utf8');
-        if (/<!DOCTYPE/i.test(text)) {
+        if (declaresDtd(text)) {
           callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
           return;
         }
@@ -66,4 +66,21 @@ export class SoapHttp {
       (error) => callback(error),
     );
   }
+}
+
+/**
+ * Whether the document has a `<!` that opens neither a comment nor a CDATA section (`<!DOCTYPE`, `<!ENTITY`, in any
+ * case): the same rule as the raw-mode parser's, so a CDATA section or a comment that merely mentions `<!DOCTYPE`
+ * (an HTML report carried in a string) is not refused. An unclosed comment or CDATA section counts as a declaration.
+ */
+function declaresDtd(text: string): boolean {
+  let at = text.indexOf('<!');
+  while (at !== -1) {
+    const close = text.startsWith('<!--', at) ? '-->' : text.startsWith('<![CDATA[', at) ? ']]>' : undefined;
+    if (close === undefined) return true;
+    const end = text.indexOf(close, at + 4);
+    if (end === -1) return true;
+    at = text.indexOf('<!', end + close.length);
+  }
+  return false;
 }

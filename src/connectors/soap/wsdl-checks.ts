@@ -24,7 +24,7 @@ export function checkWsdlCall(model: WsdlModel, service: string, port: PortInfo,
       issues.push({ path: `params.${name}`, message: 'takes one value, not a list' });
   }
   for (const p of expected) {
-    if (p.required && !(p.name in params)) issues.push({ path: `params.${p.name}`, message: 'is required' });
+    if (p.required && !Object.hasOwn(params, p.name)) issues.push({ path: `params.${p.name}`, message: 'is required' });
   }
   if (issues.length > 0) {
     throw new ApiError(

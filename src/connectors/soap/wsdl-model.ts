@@ -106,8 +106,19 @@ function bindingName(wsdl: WSDL, binding: Element): string {
   return Object.keys(bindings).find((name) => bindings[name] === binding) ?? '';
 }
 
-/** The port to call: the one named, else the first SOAP 1.1 port, else the first port. */
+/**
+ * The port to call: the one named, else the first SOAP 1.1 port, else the first port, of the service named or else
+ * of the first service. A port named without a service is looked for in every service (the first one that has it).
+ */
 export function selectPort(model: WsdlModel, serviceName?: string, portName?: string): { service: ServiceInfo; port: PortInfo } {
+  if (serviceName === undefined && portName !== undefined) {
+    const all = model.services.flatMap((service) => service.ports.map((port) => ({ service, port })));
+    const found = all.find((p) => p.port.name === portName);
+    if (found) return found;
+    throw new ApiError('validation_failed', `The WSDL has no port ${portName}.`, {
+      issues: [{ path: 'port', message: `not in the WSDL; ports: ${all.map((p) => p.port.name).join(', ')}` }],
+    });
+  }
   const service = serviceName === undefined ? model.services[0] : model.services.find((s) => s.name === serviceName);
   if (!service) {
     throw new ApiError('validation_failed', `The WSDL has no service ${serviceName}.`, {
@@ -190,7 +201,9 @@ export interface CallSettings {
 export function prepareClient(model: WsdlModel, endpoint: string, call: CallSettings): Client {
   let client = model.clients.get(endpoint);
   if (!client) {
-    client = new Client(model.wsdl, endpoint, { httpClient: call.http } as unknown as IOptions);
+    // `$attributes` as in raw mode (node-soap's default key is `attributes`, which would make `$attributes` an element
+    // named `$attributes`, and `attributes` an attribute list); every client sets it on the shared WSDL, so all say so.
+    client = new Client(model.wsdl, endpoint, { httpClient: call.http, attributesKey: '$attributes' } as unknown as IOptions);
     model.clients.set(endpoint, client);
   }
   const mutable = client as unknown as { httpClient: SoapHttp; SOAPAction: string | undefined };
