@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
-import { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
+import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import { WsdlCache } from './connectors/soap/wsdl-cache.ts';
@@ -48,7 +49,7 @@ const redact = [
  * Tests drive it through `app.inject()`; `server.ts` listens.
  */
 export async function build(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const storage = options.storage ?? openStorage(config.databaseUrl);
+  const storage = options.storage ?? openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
   await migrate(storage);
 
   const app = Fastify({
@@ -101,12 +102,17 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
   const dispatcher = createEgressDispatcher(
     createEgressPolicy({ allowPrivate: config.egressAllowPrivate, allow: config.egressAllow, deny: config.egressDeny }),
   );
+  // Without REDIS_URL each instance keeps its own counters (README: Scale out).
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : undefined;
+  const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
   const ctx: AppContext = {
     config,
     storage,
     keyCache: new KeyCache(config.keyCacheMs),
-    limiter: new KeyRateLimiter(),
-    guard: new AuthFailureGuard(config.authFailureLimit),
+    limiter: new KeyRateLimiter(stores),
+    guard: new AuthFailureGuard(config.authFailureLimit, stores),
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
     masterKey: loadMasterKey(config, storage),
     connectors: {
@@ -128,6 +134,7 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
   app.addHook('onClose', async () => {
     await ctx.usage.close();
     await dispatcher.close();
+    redis?.disconnect();
     if (!options.storage) await storage.close();
   });
   return app;

@@ -35,6 +35,12 @@ export interface Config {
   readonly egressDeny: readonly string[];
   /** IX_UPSTREAM_MAX_BYTES: largest upstream response body after decompression. */
   readonly upstreamMaxBytes: number;
+  /** REDIS_URL: share rate limits across instances through Redis; unset, each instance limits on its own. */
+  readonly redisUrl: string | undefined;
+  /** IX_REDIS_PREFIX: prefix of every Redis key, so several deployments can share one Redis. */
+  readonly redisPrefix: string;
+  /** IX_PG_POOL_MAX: connections per instance in the PostgreSQL pool. */
+  readonly pgPoolMax: number;
   /** IX_WSDL_CACHE_SIZE: parsed WSDLs kept (least recently used dropped first). */
   readonly wsdlCacheSize: number;
   /** IX_WSDL_CACHE_TTL_SECONDS: a parsed WSDL is fetched again after this long. */
@@ -91,6 +97,8 @@ function trustProxy(raw: string | undefined): boolean | string {
 /** Reads the environment once; defaults are the embedded single-node setup. */
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/interchange.db';
+  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL))
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   if (!databaseUrl.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   }
@@ -112,6 +120,9 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),
     egressDeny: cidrList(env, 'IX_EGRESS_DENY'),
     upstreamMaxBytes: integer(env, 'IX_UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.IX_REDIS_PREFIX || 'ix',
+    pgPoolMax: integer(env, 'IX_PG_POOL_MAX', 10, 1, 1000),
     wsdlCacheSize: integer(env, 'IX_WSDL_CACHE_SIZE', 100, 1, 100_000),
     wsdlCacheTtlSeconds: integer(env, 'IX_WSDL_CACHE_TTL_SECONDS', 3600, 1, 7 * 86_400),
   });

@@ -145,7 +145,7 @@ describe('HTTP conventions (API.md section 1)', () => {
   test('health, readiness, metrics, OpenAPI and docs need no key', async () => {
     assert.deepEqual(body(await h.call(null, { method: 'GET', url: '/healthz' })), { success: true, data: { status: 'ok' } });
     const ready = body(await h.call(null, { method: 'GET', url: '/readyz' }));
-    assert.deepEqual(ready, { success: true, data: { status: 'ready', storage: 'sqlite' } });
+    assert.deepEqual(ready, { success: true, data: { status: 'ready', storage: h.storage.kind } });
     const metrics = await h.call(null, { method: 'GET', url: '/metrics' });
     assert.match(metrics.body, /ix_http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
     const spec = body(await h.call(null, { method: 'GET', url: '/api/v1/openapi.json' }));

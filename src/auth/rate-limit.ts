@@ -1,4 +1,6 @@
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -12,12 +14,57 @@ const windowSeconds = 60;
 // Each key has its own limit, so the store counts without a cap and the decision compares against the key's.
 const uncapped = Number.MAX_SAFE_INTEGER;
 
+/** What a counter needs from rate-limiter-flexible: count one more, or read the count. */
+interface CounterStore {
+  penalty(key: string, points: number): Promise<RateLimiterRes>;
+  get(key: string): Promise<RateLimiterRes | null>;
+}
+
+export interface LimiterStores {
+  /** A counter of fixed one-minute windows under `prefix`. */
+  counter(prefix: string): CounterStore;
+}
+
+/** Counters in this process's memory: each instance limits on its own. */
+export const memoryStores: LimiterStores = {
+  counter: (prefix) => new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: prefix }),
+};
+
 /**
- * Fixed one-minute windows per key lineage (a rotated key shares its predecessor's window).
- * rate-limiter-flexible does the counting; the memory store is per instance.
+ * Counters in Redis, shared by every instance. When Redis does not answer, an in-memory insurance
+ * limiter takes over (limits then hold per instance), and the log says so once per outage.
  */
+export function redisStores(client: Redis, keyPrefix: string, log: FastifyBaseLogger): LimiterStores {
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    log.warn({ err: error.message }, 'Redis is unreachable: rate limits are kept per instance until it is back');
+  });
+  client.on('ready', () => {
+    if (down) log.info('Redis is reachable again: rate limits are shared again');
+    down = false;
+  });
+  return {
+    counter: (prefix) =>
+      new RateLimiterRedis({
+        storeClient: client,
+        points: uncapped,
+        duration: windowSeconds,
+        keyPrefix: `${keyPrefix}:${prefix}`,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: prefix }),
+      }),
+  };
+}
+
+/** Fixed one-minute windows per key lineage (a rotated key shares its predecessor's window). */
 export class KeyRateLimiter {
-  readonly #store = new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: 'key' });
+  readonly #store: CounterStore;
+
+  constructor(stores: LimiterStores = memoryStores) {
+    this.#store = stores.counter('key');
+  }
 
   async hit(lineageId: string, limit: number): Promise<LimitDecision> {
     const res = await this.#store.penalty(lineageId, 1);
@@ -33,11 +80,12 @@ export class KeyRateLimiter {
 
 /** Counts failed authentications per source IP; over the limit, the IP is refused until its minute ends. */
 export class AuthFailureGuard {
-  readonly #store = new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: 'authfail' });
+  readonly #store: CounterStore;
   readonly #limit: number;
 
-  constructor(limit: number) {
+  constructor(limit: number, stores: LimiterStores = memoryStores) {
     this.#limit = limit;
+    this.#store = stores.counter('authfail');
   }
 
   /** Seconds the IP must wait, or 0 when it may try. */

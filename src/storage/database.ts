@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import pg from 'pg';
 import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
@@ -26,11 +27,17 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Opens storage for a DATABASE_URL; SQLite files and their folder are created on first use. */
-export function openStorage(databaseUrl: string): Storage {
-  if (!databaseUrl.startsWith('sqlite:')) {
-    throw new ConfigError('Only sqlite: DATABASE_URLs are supported in this version.');
+/**
+ * Opens storage for a DATABASE_URL: `postgres://…` through a pg pool, otherwise the embedded SQLite
+ * file (created with its folder on first use). The queries and migrations are the same for both.
+ */
+export function openStorage(databaseUrl: string, options: { pgPoolMax?: number } = {}): Storage {
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: options.pgPoolMax ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', dataDir: undefined, close: () => db.destroy() };
   }
+  if (!databaseUrl.startsWith('sqlite:')) throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   const path = sqlitePath(databaseUrl);
   const dataDir = path === ':memory:' ? undefined : dirname(path);
   if (dataDir) mkdirSync(dataDir, { recursive: true });

@@ -8,6 +8,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import type { ApiKeyRecord } from '../../src/storage/api-keys.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { insertTenant, type TenantType } from '../../src/storage/tenants.ts';
+import { createTestDatabase, onPostgres, testMasterKey } from './postgres.ts';
 
 export interface Harness {
   app: FastifyInstance;
@@ -27,10 +28,19 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A fresh app on a fresh SQLite file in a temp folder. */
+/**
+ * A fresh app on fresh storage: a SQLite file in a temp folder, or, when the suite runs on
+ * PostgreSQL (IX_TEST_STORAGE=postgres, see test/postgres/), a new database on the test server.
+ */
 export async function harness(env: Record<string, string> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'ix.db')}`, LOG_LEVEL: 'silent', ...env });
+  const database = onPostgres() ? await createTestDatabase() : undefined;
+  const config = loadConfig({
+    DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'ix.db')}`,
+    LOG_LEVEL: 'silent',
+    ...(database && { IX_MASTER_KEY: testMasterKey() }),
+    ...env,
+  });
   const storage = openStorage(config.databaseUrl);
   const app = await build(config, { storage });
   return {
@@ -57,6 +67,7 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
     async close() {
       await app.close();
       await storage.close();
+      await database?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

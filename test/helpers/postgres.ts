@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The server scripts/test-services.sh starts; the role may create databases. */
+export const pgAdminUrl = process.env.IX_TEST_PG_ADMIN_URL ?? 'postgres://ix:ix@127.0.0.1:5432/postgres';
+export const redisTestUrl = process.env.IX_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** True when this test process runs the storage suites on PostgreSQL (see test/postgres/). */
+export function onPostgres(): boolean {
+  return process.env.IX_TEST_STORAGE === 'postgres';
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: pgAdminUrl });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL for the tests is not reachable at ${pgAdminUrl} (run scripts/test-services.sh): ${(error as Error).message}`,
+    );
+  }
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty database for one suite; `drop()` removes it. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `ix_t_${randomBytes(8).toString('hex')}`;
+  await admin((c) => c.query(`create database ${name}`));
+  const url = new URL(pgAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
+/** A master key for a test app on PostgreSQL (required there). */
+export function testMasterKey(): string {
+  return randomBytes(32).toString('base64');
+}
