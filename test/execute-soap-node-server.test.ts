@@ -118,3 +118,76 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
     ]);
   });
 });
+
+describe('SOAP sync checks both parts against the WSDL before either runs', () => {
+  let h: Harness;
+  let server: Server;
+  let auth: { key: string; tenant: string };
+  let calls = 0;
+
+  before(async () => {
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const service = {
+      InventoryService: {
+        InventoryPort: {
+          Reserve(args: Record<string, unknown>) {
+            calls += 1;
+            return { reservation: `R-${args.sku}`, caller: 'ok' };
+          },
+        },
+      },
+    };
+    listen(server, '/inventory', service, wsdl.replace('http://127.0.0.1:1', origin));
+    h = await harness();
+    await h.tenant('acme');
+    auth = { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
+    await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/inv',
+      payload: { connector: 'soap-1.0.0', config: { endpoint_url: `${origin}/inventory?wsdl` } },
+    });
+  });
+  after(async () => {
+    await h.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const sync = (inbound: object) =>
+    h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/inv/execute',
+      payload: { operation: 'sync', outbound: { method: 'Reserve', params: { sku: 'A', quantity: 1 } }, inbound },
+    });
+
+  test('an inbound method the WSDL lacks: 400 unknown_soap_method, stage inbound, and the outbound was not sent', async () => {
+    const res = await sync({ method: 'Release', params: {} });
+    assert.equal(res.statusCode, 400);
+    const error = body(res).error;
+    assert.equal(error.code, 'unknown_soap_method');
+    assert.equal(error.details.stage, 'inbound');
+    assert.equal(error.details.outbound, null);
+    assert.deepEqual(error.details.available_methods, ['Reserve']);
+    assert.equal(calls, 0);
+  });
+
+  test('inbound params that do not fit: 400 invalid_soap_params with paths under inbound, and nothing sent', async () => {
+    const res = await sync({ method: 'Reserve', params: { sku: 'B' } });
+    assert.equal(res.statusCode, 400);
+    const error = body(res).error;
+    assert.equal(error.code, 'invalid_soap_params');
+    assert.deepEqual(
+      error.details.issues.map((i: { path: string }) => i.path),
+      ['inbound.params.quantity'],
+    );
+    assert.equal(calls, 0);
+  });
+
+  test('both parts fine: both run', async () => {
+    const res = await sync({ method: 'Reserve', params: { sku: 'C', quantity: 2 } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(body(res).data.message_count, 2);
+    assert.equal(calls, 2);
+  });
+});

@@ -38,6 +38,11 @@ export interface Connection {
   send(request: Record<string, unknown>): Promise<ConnectorResult>;
   receive(request: Record<string, unknown>): Promise<ConnectorResult>;
   test(): Promise<ConnectorResult>;
+  /**
+   * Checks a send or receive against what the connection knows (a WSDL) without sending it; the
+   * executor calls it for every part of a sync before the first part runs.
+   */
+  check?(operation: PrimitiveOperation, request: Record<string, unknown>): Promise<void>;
 }
 
 export interface ConnectorDefinition {

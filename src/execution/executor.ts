@@ -37,14 +37,15 @@ function batchEntries(fields: Fields): BatchEntry[] {
 }
 
 /**
- * A validation failure found while a part of a composed request ran (a `records_path` that does not
- * match the answer), with its issue paths under the part's place in the request, as the checks made
+ * A failure that lists issues (validation_failed, invalid_soap_params) found for one part of a
+ * composed request, with its issue paths under the part's place in the request, as the checks made
  * before anything ran have them.
  */
 function underPrefix(error: unknown, prefix: string): unknown {
-  if (!(error instanceof ApiError) || error.code !== 'validation_failed') return error;
-  const issues = (error.details?.issues as ValidationIssue[] | undefined) ?? [];
-  return validationFailed(issues.map((issue) => ({ ...issue, path: prefix + issue.path })));
+  if (!(error instanceof ApiError) || !Array.isArray(error.details?.issues)) return error;
+  const issues = (error.details.issues as ValidationIssue[]).map((issue) => ({ ...issue, path: prefix + issue.path }));
+  if (error.code === 'validation_failed') return validationFailed(issues);
+  return new ApiError(error.code, error.message, { ...error.details, issues });
 }
 
 /**
@@ -114,6 +115,20 @@ function withStage(error: unknown, details: Record<string, unknown>): unknown {
 }
 
 async function runSync(connection: Connection, fields: Fields): Promise<ConnectorResult> {
+  // What only the connection can check (a SOAP method against its WSDL), for both parts before either runs.
+  if (connection.check) {
+    for (const [part, operation] of [
+      ['outbound', 'send'],
+      ['inbound', 'receive'],
+    ] as const) {
+      if (!present(fields[part])) continue;
+      try {
+        await connection.check(operation, fields[part]);
+      } catch (error) {
+        throw withStage(underPrefix(error, `${part}.`), { stage: part, ...(part === 'inbound' && { outbound: null }) });
+      }
+    }
+  }
   let outbound: ConnectorResult | null = null;
   if (present(fields.outbound)) {
     try {

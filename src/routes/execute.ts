@@ -149,7 +149,14 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
 }
 
 /** Codes that mean a request was refused rather than run (a receive's records_path is checked against the answer). */
-const refusals = ['validation_failed', 'unsupported_operation', 'integration_misconfigured', 'egress_denied'];
+const refusals = [
+  'validation_failed',
+  'unsupported_operation',
+  'integration_misconfigured',
+  'egress_denied',
+  'unknown_soap_method',
+  'invalid_soap_params',
+];
 
 /**
  * Whether a failed request changed nothing upstream, so that its Idempotency-Key may be given back: a refusal,

@@ -126,10 +126,16 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       }
     }) as Promise<WsdlModel>;
 
-  async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
+  /** The WSDL, the port and the call checked against them: nothing is sent. */
+  async function prepareWsdlCall(fields: CallFields) {
     const loaded = await model();
     const { service, port } = selectPort(loaded, fields.service, fields.port);
     checkWsdlCall(loaded, service.name, port, fields);
+    return { loaded, service, port };
+  }
+
+  async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
+    const { loaded, service, port } = await prepareWsdlCall(fields);
     const http = new SoapHttp(settings.http);
     const client = prepareClient(loaded, settings.serviceUrl ?? port.location, {
       http,
@@ -181,6 +187,9 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   return {
     send: call,
     receive: call,
+    async check(_operation, fields) {
+      if (wsdlMode) await prepareWsdlCall(fields as unknown as CallFields);
+    },
     async test() {
       const endpoint = redactUrl(settings.endpointUrl);
       if (wsdlMode) {
