@@ -50,8 +50,19 @@ const redact = [
  */
 export async function build(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const storage = options.storage ?? openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
-  await migrate(storage);
+  try {
+    // The master key first: without it (PostgreSQL) the server refuses to start and touches nothing.
+    const masterKey = loadMasterKey(config, storage);
+    await migrate(storage);
+    return await assemble(config, storage, masterKey, options.storage === undefined);
+  } catch (error) {
+    // An open pool would keep a failed start's process alive.
+    if (!options.storage) await storage.close().catch(() => {});
+    throw error;
+  }
+}
 
+async function assemble(config: Config, storage: Storage, masterKey: Buffer, ownsStorage: boolean): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } },
     bodyLimit: config.bodyLimit,
@@ -114,7 +125,7 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     limiter: new KeyRateLimiter(stores),
     guard: new AuthFailureGuard(config.authFailureLimit, stores),
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
-    masterKey: loadMasterKey(config, storage),
+    masterKey,
     connectors: {
       dispatcher,
       upstreamMaxBytes: config.upstreamMaxBytes,
@@ -135,7 +146,7 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     await ctx.usage.close();
     await dispatcher.close();
     redis?.disconnect();
-    if (!options.storage) await storage.close();
+    if (ownsStorage) await storage.close();
   });
   return app;
 }

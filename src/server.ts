@@ -12,9 +12,17 @@ export interface RunningServer {
 /** Builds the app and listens; SIGTERM/SIGINT close it gracefully (in-flight requests finish, usage is flushed). */
 export async function startServer(config: Config): Promise<RunningServer> {
   const app = await build(config);
-  const url = await app.listen({ host: config.host, port: config.port });
+  let url: string;
   let metricsServer: Server | undefined;
-  if (config.metricsPort !== undefined) metricsServer = await listenMetrics(app, config);
+  try {
+    url = await app.listen({ host: config.host, port: config.port });
+    if (config.metricsPort !== undefined) metricsServer = await listenMetrics(app, config);
+  } catch (error) {
+    // The app holds the pg pool, the Redis client and the usage timer: left open, they would keep
+    // the process alive (with Redis, for ever) after the start failed, e.g. on EADDRINUSE.
+    await app.close();
+    throw error;
+  }
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -45,6 +53,13 @@ async function listenMetrics(app: FastifyInstance, config: Config): Promise<Serv
     res.writeHead(200, { 'content-type': app.metrics.contentType });
     res.end(await app.metrics.metrics());
   });
-  await new Promise<void>((resolve) => server.listen(config.metricsPort, config.host, resolve));
+  // A port in use rejects (and the caller closes the app) rather than crashing on an unhandled 'error'.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.metricsPort, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   return server;
 }

@@ -14,7 +14,9 @@ export interface PendingUsage {
 export async function writeUsage(db: Db, batch: ReadonlyMap<string, PendingUsage>): Promise<void> {
   if (batch.size === 0) return;
   await db.transaction().execute(async (tx) => {
-    for (const [keyId, usage] of batch) {
+    // Always in key order: two instances flushing the same keys must lock their rows in the same order,
+    // or PostgreSQL aborts one of them as a deadlock.
+    for (const [keyId, usage] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       await tx
         .updateTable('api_keys')
         .set({

@@ -25,8 +25,10 @@ export interface ServerProcess {
   /** `http://127.0.0.1:<port>` */
   url: string;
   child: ChildProcess;
-  /** What the server wrote to stderr so far (its warnings and errors at LOG_LEVEL=warn). */
+  /** What the server wrote to stderr so far (what fails before or outside the logger: a refused start, a crash). */
   stderr(): string;
+  /** What the server wrote to stdout so far: its log, one JSON line per entry (pino writes to stdout). */
+  stdout(): string;
   /** SIGTERM, then the exit code once the process has exited; SIGKILL and a rejection after `timeoutMs`. */
   stop(timeoutMs?: number): Promise<number | null>;
 }
@@ -145,10 +147,14 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
       spawn(process.execPath, [bin, 'serve'], {
         env: childEnv({ HOST: '127.0.0.1', ...env, PORT: String(port) }),
         cwd: options.cwd,
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
+    let stdout = '';
     let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
@@ -162,6 +168,7 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
       url,
       child,
       stderr: () => stderr,
+      stdout: () => stdout,
       async stop(timeoutMs = 5_000) {
         if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
         child.kill('SIGTERM');
