@@ -17,6 +17,10 @@ if command -v pg_ctlcluster >/dev/null 2>&1; then
   if ! as_postgres "psql -qtAc \"select 1 from pg_roles where rolname = 'ix'\"" | grep -q 1; then
     as_postgres "psql -qc \"create role ix login createdb password 'ix'\""
   fi
+  # Databases the tests create are dropped by them; one left by a killed run is dropped here (no run is going yet).
+  for stale in $(as_postgres "psql -qtAc \"select datname from pg_database where datname like 'ix\\_t\\_%'\""); do
+    as_postgres "psql -qc 'drop database if exists \"$stale\" with (force)'" >/dev/null
+  done
 else
   echo "test-services: PostgreSQL is not installed (apt-get install postgresql); its tests will fail" >&2
 fi

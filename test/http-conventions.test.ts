@@ -169,7 +169,7 @@ describe('when storage is gone', () => {
     const parsed = JSON.parse(res.body);
     assert.deepEqual(parsed.error, { code: 'internal_error', message: 'Something went wrong on our side.' });
     assert.equal(parsed.request_id, res.headers['x-request-id']);
-    await h.app.close().catch(() => {});
+    await h.close();
   });
 
   test('/readyz answers 503 once storage is closed', async () => {
@@ -178,6 +178,6 @@ describe('when storage is gone', () => {
     const res = await h.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 503);
     assert.equal(JSON.parse(res.body).data.status, 'unavailable');
-    await h.app.close().catch(() => {});
+    await h.close();
   });
 });
