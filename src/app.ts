@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
+import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
 import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
@@ -125,6 +126,9 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
     limiter: new KeyRateLimiter(stores),
     guard: new AuthFailureGuard(config.authFailureLimit, stores),
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
+    announceKeyChange: (hash) => {
+      if (redis) void publishKeyChange(redis, config.redisPrefix, hash);
+    },
     masterKey,
     connectors: {
       dispatcher,
@@ -133,6 +137,9 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
       wsdlCache: new WsdlCache(config.wsdlCacheSize, config.wsdlCacheTtlSeconds * 1000),
     },
   };
+  const keyChanges = redis
+    ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
+    : undefined;
   registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
   registerHealthRoutes(app, ctx, metrics);
   registerApiKeyRoutes(app, ctx);
@@ -145,6 +152,7 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
   app.addHook('onClose', async () => {
     await ctx.usage.close();
     await dispatcher.close();
+    keyChanges?.close();
     redis?.disconnect();
     if (ownsStorage) await storage.close();
   });

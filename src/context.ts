@@ -13,6 +13,8 @@ export interface AppContext {
   limiter: KeyRateLimiter;
   guard: AuthFailureGuard;
   usage: UsageRecorder;
+  /** Tells every instance that a key changed (revoked, rotated); a no-op without Redis. */
+  announceKeyChange(hash: string): void;
   /** Encrypts integration secrets at rest. */
   masterKey: Buffer;
   /** The egress-checked dispatcher and limits every connector uses. */

@@ -289,6 +289,49 @@ describe('two instances on one PostgreSQL and one Redis', () => {
   });
 });
 
+describe('key changes are announced over Redis (pub/sub), ahead of the key cache TTL', () => {
+  let env: Env;
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let admin: Key;
+
+  before(async () => {
+    // The longest cache allowed: without the announcement, B would trust a cached key for a full second.
+    env = { ...deployment(await freshDatabase()), IX_KEY_CACHE_MS: '1000' };
+    await cliJson(['tenants', 'create', tenant], env);
+    [a, b, admin] = await Promise.all([startServer(env), startServer(env), createKey(env, '*', 100_000)]);
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  /** B caches the key at `cachedAt`; it may only refuse it before cachedAt + 1000 ms if it was told. */
+  async function refusedBeforeTtl(revoke: (key: Key) => Promise<void>, t: { diagnostic(message: string): void }): Promise<void> {
+    const key = await createKey(env, 'entities.read', 1000);
+    const cachedAt = performance.now();
+    assert.equal(await isRefused(b, key), false, 'B looked the key up and cached it');
+    await revoke(key);
+    const delay = await msUntil(() => isRefused(b, key), cachedAt, 2000);
+    assert.ok(delay !== undefined, 'B never refused the key');
+    t.diagnostic(`B refused the key ${Math.round(delay)} ms after caching it (its TTL is 1000 ms)`);
+    assert.ok(delay < 1000, `B refused the key only when its cache entry expired (${Math.round(delay)} ms)`);
+  }
+
+  test("a revocation through A reaches B before B's cached copy expires", async (t) => {
+    await refusedBeforeTtl(async (key) => {
+      const res = await read(call(a, admin, `/api/v1/api-keys/${key.id}`, { method: 'DELETE' }));
+      assert.equal(res.status, 200);
+    }, t);
+  });
+
+  test('so does a revocation by the CLI (it publishes too, when REDIS_URL is set)', async (t) => {
+    await refusedBeforeTtl(async (key) => {
+      const revoke = await runCli(['keys', 'revoke', key.id, '--json'], env);
+      assert.equal(revoke.code, 0, revoke.stderr);
+    }, t);
+  });
+});
+
 describe('starting on PostgreSQL', () => {
   test('three instances started at once on an empty database all come up; each migration is applied once', async () => {
     const databaseUrl = await freshDatabase();

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { announceKeyChange } from '../auth/key-events.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import { createApiKey, importLegacyKey, maxOverlapSeconds, revokeApiKey, rotateApiKey } from '../auth/key-service.ts';
 import { ApiError } from '../errors.ts';
@@ -118,7 +119,12 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
     case 'revoke': {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json } });
       if (positionals.length !== 1) throw new UsageError('usage: interchange keys revoke <key_id>');
-      const key = await withStorage(io, (s) => revokeApiKey(s.db, positionals[0]));
+      const key = await withStorage(io, async (s, _limit, config) => {
+        const revoked = await revokeApiKey(s.db, positionals[0]);
+        // Running instances drop it at once (with REDIS_URL); otherwise within their key cache TTL.
+        await announceKeyChange(config.redisUrl, config.redisPrefix, revoked.hash);
+        return revoked;
+      });
       show(io, values.json, key);
       return 0;
     }
@@ -130,11 +136,13 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
       });
       if (positionals.length !== 1) throw new UsageError('usage: interchange keys rotate <key_id> [--overlap-seconds N]');
       const overlap = wholeNumber('--overlap-seconds', values['overlap-seconds'], maxOverlapSeconds) ?? 3600;
-      const { record, key } = await withStorage(io, async (s) => {
+      const { record, key } = await withStorage(io, async (s, _limit, config) => {
         const old = await findKey(s.db, positionals[0]);
         if (!old) throw new ApiError('not_found', `No API key ${positionals[0]}.`);
         const tenant = await tenantOrFail(s.db, old.tenant_id);
-        return rotateApiKey(s.db, old, tenant, overlap);
+        const rotated = await rotateApiKey(s.db, old, tenant, overlap);
+        await announceKeyChange(config.redisUrl, config.redisPrefix, old.hash);
+        return rotated;
       });
       show(io, values.json, record, key);
       return 0;

@@ -159,6 +159,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       const tenant = await tenantOf(ctx, auth);
       const { record, key } = await rotateApiKey(ctx.storage.db, old, tenant, request.body?.overlap_seconds ?? 3600);
       ctx.keyCache.forget(old.hash);
+      ctx.announceKeyChange(old.hash);
       return reply.code(201).send(ok({ ...view(record), key }));
     },
   );
@@ -169,6 +170,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
     async (request) => {
       const revoked = await revokeApiKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
       ctx.keyCache.forget(revoked.hash);
+      ctx.announceKeyChange(revoked.hash);
       return ok(view(revoked));
     },
   );
