@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createGzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
 import { assertError, type ErrorPayload } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
+import { gzipBomb } from './helpers/gzip-bomb.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { closedPort, httpUpstream, type RawUpstream, tcpUpstream } from './helpers/raw-upstream.ts';
 
@@ -45,21 +46,6 @@ function assertGraphqlErrors(res: LightMyRequestResponse, errors: unknown[]): Er
   assert.equal(parsed.request_id, res.headers['x-request-id']);
   assert.deepEqual(parsed.errors, errors);
   return parsed.error;
-}
-
-/** 128 MiB of zeros gzipped as a stream (about 128 KiB): the inflated size is never in memory here. */
-async function gzipBomb(): Promise<Buffer> {
-  const gzip = createGzip({ level: 9 });
-  const chunks: Buffer[] = [];
-  gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(MiB);
-  for (let i = 0; i < 128; i++) {
-    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
-  }
-  gzip.end();
-  await ended;
-  return Buffer.concat(chunks);
 }
 
 describe('execute against misbehaving GraphQL upstreams', () => {
@@ -126,7 +112,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
   });
 
   test('a gzip bomb stops at IX_UPSTREAM_MAX_BYTES: 502 upstream_response_too_large', async () => {
-    const bomb = await gzipBomb();
+    const bomb = await gzipBomb(128);
     assert.ok(bomb.length < MiB, `the bomb is ${bomb.length} bytes compressed, under the cap itself`);
     const upstream = await misbehaving(
       'bomb',

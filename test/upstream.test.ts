@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createGzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { Agent } from 'undici';
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
 import { ApiError } from '../src/errors.ts';
 import { redactUrl, sendUpstream, type UpstreamRequest } from '../src/transport/upstream.ts';
+import { gzipBomb } from './helpers/gzip-bomb.ts';
 
 const MiB = 1024 * 1024;
 const TOKEN = 'Bearer s3cret-token-value';
@@ -42,21 +43,6 @@ async function tcpServer(handle: (socket: Socket) => void) {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** 200 MiB of zeros, gzipped as a stream (about 200 KiB): the decompressed size is never in memory. */
-async function gzipBomb(): Promise<Buffer> {
-  const gzip = createGzip({ level: 9 });
-  const chunks: Buffer[] = [];
-  gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(MiB);
-  for (let i = 0; i < 200; i++) {
-    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
-  }
-  gzip.end();
-  await ended;
-  return Buffer.concat(chunks);
 }
 
 async function apiError(promise: Promise<unknown>, code: string): Promise<ApiError> {
@@ -163,7 +149,7 @@ describe('sendUpstream: the transport every connector uses', () => {
   });
 
   test('a gzip bomb stops at the cap: upstream_response_too_large, memory far below the inflated size', async () => {
-    const bomb = await gzipBomb();
+    const bomb = await gzipBomb(200);
     assert.ok(bomb.length < 512 * 1024, `the bomb is ${bomb.length} bytes compressed`);
     const url = await server((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
