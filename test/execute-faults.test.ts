@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
-import { assertError, type ErrorPayload } from './helpers/assertions.ts';
+import { assertError, assertGraphqlErrors } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { gzipBomb } from './helpers/gzip-bomb.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
@@ -31,21 +31,6 @@ async function putIntegration(h: Harness, auth: Auth, id: string, config: Record
 
 function execute(h: Harness, auth: Auth, id: string, payload: object): Promise<LightMyRequestResponse> {
   return h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
-}
-
-/**
- * The failure body of API.md §1 for a GraphQL `graphql_errors` answer: the usual keys plus the
- * upstream's top-level `errors`.
- */
-function assertGraphqlErrors(res: LightMyRequestResponse, errors: unknown[]): ErrorPayload {
-  assert.equal(res.statusCode, 502, res.body);
-  const parsed = body(res);
-  assert.deepEqual(Object.keys(parsed).sort(), ['error', 'errors', 'request_id', 'success']);
-  assert.equal(parsed.success, false);
-  assert.equal(parsed.error.code, 'graphql_errors');
-  assert.equal(parsed.request_id, res.headers['x-request-id']);
-  assert.deepEqual(parsed.errors, errors);
-  return parsed.error;
 }
 
 describe('execute against misbehaving GraphQL upstreams', () => {

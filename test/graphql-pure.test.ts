@@ -8,18 +8,7 @@ import { type GraphqlAnswer, readGraphqlResponse } from '../src/connectors/graph
 import { resolveGraphqlUrl, withoutCredentials } from '../src/connectors/graphql/url.ts';
 import { ApiError, type ValidationIssue } from '../src/errors.ts';
 import { bodyExcerpt } from '../src/transport/excerpt.ts';
-
-/** Asserts `fn` throws an ApiError with `code` and returns it for more checks. */
-function apiError(fn: () => unknown, code: string): ApiError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
-    assert.equal(error.code, code, error.message);
-    return error;
-  }
-  assert.fail(`expected ${code}, nothing was thrown`);
-}
+import { apiError } from './helpers/assertions.ts';
 
 /** Asserts a `validation_failed` with exactly one issue on `path` whose message matches `message`. */
 function invalid(fn: () => unknown, path: string, message: RegExp): void {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { assertError, issuePaths } from './helpers/assertions.ts';
+import { assertError, assertGraphqlErrors, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
@@ -13,6 +13,9 @@ const createUser = (name: string) => ({
   mutation: 'mutation Create($name: String!) { createUser(name: $name) { id name } }',
   variables: { name },
 });
+
+/** What the test server answers for `{ brokenRequired }`. */
+const brokenRequiredErrors = [{ message: 'broken on purpose', locations: [{ line: 1, column: 3 }], path: ['brokenRequired'] }];
 
 describe('Idempotency-Key on execute', () => {
   let h: Harness;
@@ -196,12 +199,12 @@ describe('Idempotency-Key on execute', () => {
     const before = upstream.requests.length;
     const query = { operation: 'receive', query: '{ brokenRequired }' };
     const first = await execute(acme, 'fail-1', query, 'gql', { 'x-request-id': 'first-attempt' });
-    const error = assertError502GraphqlErrors(first);
+    const error = assertGraphqlErrors(first, brokenRequiredErrors);
     assert.equal(error.message, 'broken on purpose');
     assert.equal(body(first).request_id, 'first-attempt');
 
     const second = await execute(acme, 'fail-1', query, 'gql', { 'x-request-id': 'second-attempt' });
-    assertError502GraphqlErrors(second);
+    assertGraphqlErrors(second, brokenRequiredErrors);
     assert.equal(second.headers['idempotent-replayed'], 'true');
     assert.equal(body(second).request_id, 'second-attempt');
     assert.equal(second.headers['x-request-id'], 'second-attempt');
@@ -269,20 +272,6 @@ describe('Idempotency-Key on execute', () => {
     assert.equal(upstream.requests.length - before, 2);
   });
 });
-
-/** The graphql_errors failure body: the usual keys plus top-level `errors`, request_id = X-Request-Id. */
-function assertError502GraphqlErrors(res: LightMyRequestResponse) {
-  assert.equal(res.statusCode, 502, res.body);
-  const parsed = body(res);
-  assert.deepEqual(Object.keys(parsed).sort(), ['error', 'errors', 'request_id', 'success']);
-  assert.equal(parsed.success, false);
-  assert.equal(parsed.error.code, 'graphql_errors');
-  assert.equal(parsed.request_id, res.headers['x-request-id']);
-  assert.deepEqual(parsed.errors, [
-    { message: 'broken on purpose', locations: [{ line: 1, column: 3 }], path: ['brokenRequired'] },
-  ]);
-  return parsed.error;
-}
 
 describe('expired Idempotency-Key entries', () => {
   let h: Harness;

@@ -7,19 +7,8 @@ import { parseSoapFault } from '../src/connectors/soap/fault.ts';
 import { isWsdlUrl, soapActionFor } from '../src/connectors/soap/mode.ts';
 import { readSoapResponse } from '../src/connectors/soap/response.ts';
 import { elementValue, escapeXml, hasXmlIllegalCharacter, parseXml } from '../src/connectors/soap/xml.ts';
-import { ApiError, type ValidationIssue } from '../src/errors.ts';
-
-/** Asserts `fn` throws an ApiError with `code` and returns it for more checks. */
-function apiError(fn: () => unknown, code: string): ApiError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
-    assert.equal(error.code, code, error.message);
-    return error;
-  }
-  assert.fail(`expected ${code}, nothing was thrown`);
-}
+import type { ValidationIssue } from '../src/errors.ts';
+import { apiError } from './helpers/assertions.ts';
 
 const soap11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const soap12 = 'http://www.w3.org/2003/05/soap-envelope';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
+import { ApiError } from '../../src/errors.ts';
 import { body } from './harness.ts';
 
 export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';
@@ -56,4 +57,31 @@ export function issuePaths(res: LightMyRequestResponse): string[] {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Asserts `fn` throws an ApiError with `code` and returns it for more checks. */
+export function apiError(fn: () => unknown, code: string): ApiError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
+    assert.equal(error.code, code, error.message);
+    return error;
+  }
+  assert.fail(`expected ${code}, nothing was thrown`);
+}
+
+/**
+ * The failure body of API.md §1 for a GraphQL `graphql_errors` answer: the usual keys plus the
+ * upstream's top-level `errors`, request_id = X-Request-Id.
+ */
+export function assertGraphqlErrors(res: LightMyRequestResponse, errors: unknown[]): ErrorPayload {
+  assert.equal(res.statusCode, 502, res.body);
+  const parsed = body(res);
+  assert.deepEqual(Object.keys(parsed).sort(), ['error', 'errors', 'request_id', 'success']);
+  assert.equal(parsed.success, false);
+  assert.equal(parsed.error.code, 'graphql_errors');
+  assert.equal(parsed.request_id, res.headers['x-request-id']);
+  assert.deepEqual(parsed.errors, errors);
+  return parsed.error;
 }

@@ -76,20 +76,26 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Collects what a child writes to stdout and stderr, readable at any time. */
+function captureOutput(child: ChildProcess): { stdout(): string; stderr(): string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
 /** Runs `interchange <args>` to completion; one that runs past `timeoutMs` is killed (code null). */
 export function runCli(args: string[], env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolveResult, reject) => {
     const child = track(
       spawn(process.execPath, [bin, ...args], { env: childEnv(env), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = captureOutput(child);
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
     let exitedAt = 0;
     child.once('exit', () => {
@@ -98,7 +104,7 @@ export function runCli(args: string[], env: Env, options: { cwd?: string; timeou
     });
     child.once('error', reject);
     // Resolved on 'close', not 'exit': stdout and stderr are complete only then.
-    child.once('close', (code) => resolveResult({ code, stdout, stderr, exitedAt }));
+    child.once('close', (code) => resolveResult({ code, stdout: output.stdout(), stderr: output.stderr(), exitedAt }));
   });
 }
 
@@ -150,25 +156,18 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = captureOutput(child);
     try {
-      await waitUntilHealthy(url, child, () => stderr, options.timeoutMs ?? 10_000);
+      await waitUntilHealthy(url, child, output.stderr, options.timeoutMs ?? 10_000);
     } catch (error) {
-      if (attempt < 3 && stderr.includes('EADDRINUSE')) continue;
+      if (attempt < 3 && output.stderr().includes('EADDRINUSE')) continue;
       throw error;
     }
     return {
       url,
       child,
-      stderr: () => stderr,
-      stdout: () => stdout,
+      stderr: output.stderr,
+      stdout: output.stdout,
       async stop(timeoutMs = 5_000) {
         if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
         child.kill('SIGTERM');
@@ -176,7 +175,7 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             child.kill('SIGKILL');
-            reject(new Error(`server did not exit within ${timeoutMs} ms of SIGTERM:\n${stderr}`));
+            reject(new Error(`server did not exit within ${timeoutMs} ms of SIGTERM:\n${output.stderr()}`));
           }, timeoutMs);
         });
         try {
