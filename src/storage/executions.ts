@@ -5,20 +5,7 @@ import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { ExecutionsTable } from './schema.ts';
 
 /** One execute call as the log shows it; request and response bodies are never stored. */
-export interface Execution {
-  id: string;
-  integration_id: string;
-  connector: string;
-  operation: string;
-  status: 'succeeded' | 'failed';
-  http_status: number;
-  error_code: string | null;
-  message_count: number;
-  duration_ms: number;
-  api_key_id: string;
-  request_id: string;
-  started_at: string;
-}
+export type Execution = Omit<ExecutionsTable, 'tenant_id' | 'status'> & { status: 'succeeded' | 'failed' };
 
 const base36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastExecutionId = '';
