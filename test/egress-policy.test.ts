@@ -31,9 +31,9 @@ describe('egress policy (API.md section 8)', () => {
       '[::ffff:169.254.169.254]': false,
       '169.253.255.255': true,
       '169.255.0.0': true,
-      'fec0::1': true,
+      'fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff': true,
     };
-    assertTable({ allowPrivate: true }, always);
+    assertTable({ allowPrivate: true }, { ...always, 'fec0::1': true });
     assertTable({ allowPrivate: false, allow: ['169.254.169.254', 'fe80::/10', '::ffff:169.254.169.254'] }, always);
   });
 
@@ -135,7 +135,8 @@ describe('egress policy (API.md section 8)', () => {
         '2001:db8::2': true,
       },
     );
-    assertTable({ allowPrivate: false, allow: ['::1'] }, { '::1': true, '::2': true, '127.0.0.1': false });
+    // `::2` is IPv4-compatible 0.0.0.2, in 0.0.0.0/8: private, and not named by the `::1` entry.
+    assertTable({ allowPrivate: false, allow: ['::1'] }, { '::1': true, '::2': false, '127.0.0.1': false });
   });
 
   test('each refusal says why; a host name is not an address', () => {
@@ -151,6 +152,18 @@ describe('egress policy (API.md section 8)', () => {
     assert.match(reason('example.com'), /not an IP address/);
   });
 
+  test('each refusal of an address that embeds an IPv4 address names that IPv4 address', () => {
+    const policy = createEgressPolicy({ allowPrivate: false, deny: ['198.51.100.0/24'] });
+    const reason = (address: string) => {
+      const decision = policy.check(address);
+      assert.equal(decision.allowed, false, address);
+      return decision.allowed ? '' : decision.reason;
+    };
+    assert.match(reason('64:ff9b::a9fe:a9fe'), /always refused.*169\.254\.169\.254/);
+    assert.match(reason('2002:c633:6401::1'), /IX_EGRESS_DENY.*198\.51\.100\.1/);
+    assert.match(reason('::a00:1'), /IX_EGRESS_ALLOW_PRIVATE=false.*10\.0\.0\.1/);
+  });
+
   test('IPv4-mapped IPv6 addresses are normalised to IPv4', () => {
     assert.equal(normaliseAddress('::ffff:169.254.169.254'), '169.254.169.254');
     assert.equal(normaliseAddress('::FFFF:a9fe:A9FE'), '169.254.169.254');
@@ -163,6 +176,183 @@ describe('egress policy (API.md section 8)', () => {
     assert.throws(() => createEgressPolicy({ allowPrivate: true, deny: ['10.0.0.0/33'] }), TypeError);
     assert.throws(() => createEgressPolicy({ allowPrivate: true, allow: ['example.com'] }), TypeError);
     assert.throws(() => createEgressPolicy({ allowPrivate: true, allow: ['10.0.0.0/8/1'] }), TypeError);
+  });
+});
+
+describe('egress policy: an IPv6 address that embeds an IPv4 address is judged as that IPv4 address as well', () => {
+  // Teredo (2001::/32) carries its server's IPv4 address in bits 32..63 and its client's, XOR 0xffffffff,
+  // in the last 32 bits: 169.254.169.254 → 5601:5601, 127.0.0.1 → 80ff:fffe, 10.0.0.1 → f5ff:fffe,
+  // 10.1.2.3 → f5fe:fdfc, 192.168.1.1 → 3f57:fefe, 93.184.216.34 → a247:27dd.
+
+  test('169.254.0.0/16 is always refused in every embedding, whatever IX_EGRESS_ALLOW names', () => {
+    const metadata = {
+      '::a9fe:a9fe': false,
+      '::169.254.169.254': false,
+      '0:0:0:0:0:0:a9fe:a9fe': false,
+      '64:ff9b::a9fe:a9fe': false,
+      '64:ff9b::169.254.169.254': false,
+      '[64:FF9B::A9FE:A9FE]': false,
+      '64:ff9b::a9fe:1': false,
+      '64:ff9b:1::a9fe:a9fe': false,
+      '64:ff9b:1:ffff:ffff:ffff:a9fe:a9fe': false,
+      '2002:a9fe:a9fe::1': false,
+      '2002:a9fe:a9fe:ffff:ffff:ffff:ffff:ffff': false,
+      '2001:0:5db8:d822::5601:5601': false,
+      '2001:0:a9fe:a9fe::a247:27dd': false,
+      // Outside the embedding prefixes: plain IPv6 addresses.
+      '64:ff9c::a9fe:a9fe': true,
+      '64:ff9b:2::a9fe:a9fe': true,
+      '2003:a9fe:a9fe::1': true,
+      '2001:db8::a9fe:a9fe': true,
+      '::1:a9fe:a9fe': true,
+    };
+    assertTable({ allowPrivate: true }, metadata);
+    assertTable(
+      {
+        allowPrivate: false,
+        allow: ['169.254.0.0/16', '::/96', '64:ff9b::/96', '64:ff9b:1::/48', '2002::/16', '2001::/32', '::/0', '0.0.0.0/0'],
+      },
+      metadata,
+    );
+  });
+
+  test('loopback, private and CGNAT addresses are refused in every embedding with allowPrivate=false', () => {
+    const table = {
+      '::7f00:1': false,
+      '::127.0.0.1': false,
+      '64:ff9b::7f00:1': false,
+      '64:ff9b:1::7f00:1': false,
+      '2002:7f00:1::': false,
+      '2001:0:5db8:d822::80ff:fffe': false,
+      '2001:0:7f00:1::a247:27dd': false,
+      '::a00:1': false,
+      '64:ff9b::a00:1': false,
+      '64:ff9b::10.10.10.10': false,
+      '64:ff9b:1::a0a:a0a': false,
+      '2002:a00:1::1': false,
+      '2001:0:5db8:d822::f5ff:fffe': false,
+      '64:ff9b::c0a8:101': false,
+      '2002:ac10:1::': false,
+      '64:ff9b::6440:1': false,
+      '64:ff9b::': false,
+      // 93.184.216.34 is public in every embedding.
+      '::5db8:d822': true,
+      '64:ff9b::5db8:d822': true,
+      '64:ff9b::93.184.216.34': true,
+      '64:ff9b:1::5db8:d822': true,
+      '2002:5db8:d822::1': true,
+      '2001:0:5db8:d822::a247:27dd': true,
+    };
+    assertTable({ allowPrivate: false }, table);
+    assertTable({ allowPrivate: true }, Object.fromEntries(Object.keys(table).map((address) => [address, true])));
+  });
+
+  test('IX_EGRESS_DENY=127.0.0.1/32 covers 0.0.0.0/8, ::, ::1 and their embedded forms', () => {
+    const loopback = {
+      '127.0.0.1': false,
+      '0.0.0.0': false,
+      '0.1.2.3': false,
+      '0.255.255.255': false,
+      '::': false,
+      '::1': false,
+      '::2': false,
+      '::ffff:0.0.0.0': false,
+      '::ffff:127.0.0.1': false,
+      '::127.0.0.1': false,
+      '64:ff9b::7f00:1': false,
+      '64:ff9b::': false,
+      '64:ff9b:1::7f00:1': false,
+      '2002:7f00:1::': false,
+      '2002::': false,
+      '2001:0:5db8:d822::80ff:fffe': false,
+      '127.0.0.2': true,
+      '1.0.0.0': true,
+      '::ffff:127.0.0.2': true,
+      '64:ff9b::7f00:2': true,
+      '::1:0:0': true,
+      '93.184.216.34': true,
+    };
+    assertTable({ allowPrivate: true, deny: ['127.0.0.1/32'] }, loopback);
+    assertTable({ allowPrivate: true, deny: ['127.0.0.1'] }, loopback);
+    assertTable({ allowPrivate: true, deny: ['::ffff:127.0.0.1'] }, loopback);
+    assertTable(
+      { allowPrivate: true, deny: ['127.0.0.0/8'] },
+      { '0.0.0.0': false, '::': false, '::1': false, '64:ff9b::7f00:2': false, '127.0.0.2': false, '1.0.0.0': true },
+    );
+  });
+
+  test('IX_EGRESS_DENY of an IPv4 range refuses it in every embedding', () => {
+    assertTable(
+      { allowPrivate: true, deny: ['10.0.0.0/8', '93.184.216.34'] },
+      {
+        '::a00:1': false,
+        '::ffff:a00:1': false,
+        '64:ff9b::a00:1': false,
+        '64:ff9b:1::a00:1': false,
+        '2002:a00:1::1': false,
+        '2001:0:5db8:d822::f5ff:fffe': false,
+        '2001:0:a00:1::': false,
+        '64:ff9b::5db8:d822': false,
+        '2002:5db8:d822::1': false,
+        '64:ff9b::b00:1': true,
+        '64:ff9b::5db8:d823': true,
+      },
+    );
+  });
+
+  test('IX_EGRESS_ALLOW admits an embedded private address, and no loopback equivalent of it', () => {
+    assertTable(
+      { allowPrivate: false, allow: ['10.1.0.0/16', '127.0.0.1'] },
+      {
+        '::a01:203': true,
+        '64:ff9b::a01:203': true,
+        '64:ff9b:1::a01:203': true,
+        '2002:a01:203::1': true,
+        '2001:0:5db8:d822::f5fe:fdfc': true,
+        '64:ff9b::7f00:1': true,
+        '64:ff9b::a02:1': false,
+        '2002:a02:1::1': false,
+        '64:ff9b::7f00:2': false,
+        // Every private IPv4 address a Teredo address carries must be admitted: here the client is not.
+        '2001:0:a01:1::3f57:fefe': false,
+        '2001:0:a01:1::f5fe:fdfc': true,
+        '0.0.0.0': false,
+        '::': false,
+        '::1': false,
+      },
+    );
+    // An allow entry that names the IPv6 address itself admits it too; the always-refused ranges still win.
+    assertTable(
+      { allowPrivate: false, allow: ['64:ff9b::/96'] },
+      { '64:ff9b::a00:1': true, '64:ff9b::7f00:1': true, '64:ff9b::a9fe:a9fe': false, '64:ff9b:1::a00:1': false },
+    );
+  });
+
+  test('fc00::/7 and fec0::/10 are private, edges included', () => {
+    const table = {
+      'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': true,
+      'fc00::': false,
+      'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': false,
+      'fe00::': true,
+      'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff': false,
+      'fec0::': false,
+      'fec0::1': false,
+      'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': false,
+      'ff00::1': true,
+    };
+    assertTable({ allowPrivate: false }, table);
+    assertTable(
+      { allowPrivate: true },
+      {
+        ...table,
+        'fc00::': true,
+        'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': true,
+        'fec0::': true,
+        'fec0::1': true,
+        'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': true,
+      },
+    );
+    assertTable({ allowPrivate: false, allow: ['fec0::/16'] }, { 'fec0::1': true, 'fec1::1': false });
   });
 });
 
