@@ -3,7 +3,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import secureJson from 'secure-json-parse';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
@@ -16,6 +15,7 @@ import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
+import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -64,9 +64,17 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
 }
 
 async function assemble(config: Config, storage: Storage, masterKey: Buffer, ownsStorage: boolean): Promise<FastifyInstance> {
+  const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
   const app = Fastify({
     logger: { level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } },
     bodyLimit: config.bodyLimit,
+    // A request must arrive whole (headers and body) within IX_REQUEST_TIMEOUT_SECONDS: a client that trickles
+    // bytes cannot hold a connection. Node checks its connections every `connectionsCheckingInterval` (30 s by
+    // default, which would double the bound); 1 s keeps the answer near the limit. The 408 is clientErrorHandler's.
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    // Requests that arrive while the instance shuts down get the contract's 503 (the onRequest hook below).
+    return503OnClosing: false,
     trustProxy: config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -79,18 +87,32 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
   });
 
   app.setValidatorCompiler(validatorCompiler);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // While closing, every answer ends its connection: a keep-alive connection busy when close() began would
+  // otherwise hold the shutdown until its keep-alive timeout (72 s).
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('retry-after', '5');
+      throw new ApiError('service_unavailable', 'This instance is shutting down; retry on another instance.');
+    }
   });
 
-  // JSON is the only body type; an empty body is no body, and __proto__ tricks are refused.
+  // JSON is the only body type; an empty body is no body. Depth, NUL, lone surrogates and __proto__ tricks are
+  // refused at parse time, before any code recurses over the value.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch {
-      done(new ApiError('invalid_json'), undefined);
+      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+    } catch (error) {
+      done(error as ApiError, undefined);
     }
   });
 

@@ -45,6 +45,16 @@ export interface Config {
   readonly wsdlCacheSize: number;
   /** IX_WSDL_CACHE_TTL_SECONDS: a parsed WSDL is fetched again after this long. */
   readonly wsdlCacheTtlSeconds: number;
+  /** IX_EXECUTE_MAX_BYTES: upstream bytes (decompressed) one execute may read, all its requests together. */
+  readonly executeMaxBytes: number;
+  /** IX_EXECUTE_DEADLINE_SECONDS: how long one execute may take, all its requests, retries and WSDL loading together. */
+  readonly executeDeadlineSeconds: number;
+  /** IX_TENANT_CONCURRENCY: executes one tenant may have running at once on this instance. */
+  readonly tenantConcurrency: number;
+  /** IX_REQUEST_TIMEOUT_SECONDS: how long a request may take to arrive whole (headers and body). */
+  readonly requestTimeoutSeconds: number;
+  /** IX_MAX_JSON_DEPTH: deepest nesting of a JSON request body. */
+  readonly maxJsonDepth: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -125,6 +135,11 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolMax: integer(env, 'IX_PG_POOL_MAX', 10, 1, 1000),
     wsdlCacheSize: integer(env, 'IX_WSDL_CACHE_SIZE', 100, 1, 100_000),
     wsdlCacheTtlSeconds: integer(env, 'IX_WSDL_CACHE_TTL_SECONDS', 3600, 1, 7 * 86_400),
+    executeMaxBytes: integer(env, 'IX_EXECUTE_MAX_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    executeDeadlineSeconds: integer(env, 'IX_EXECUTE_DEADLINE_SECONDS', 300, 1, 3600),
+    tenantConcurrency: integer(env, 'IX_TENANT_CONCURRENCY', 32, 1, 10_000),
+    requestTimeoutSeconds: integer(env, 'IX_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),
+    maxJsonDepth: integer(env, 'IX_MAX_JSON_DEPTH', 64, 2, 1000),
   });
 }
 

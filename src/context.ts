@@ -2,7 +2,7 @@ import type { KeyCache } from './auth/key-cache.ts';
 import type { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
-import type { ConnectorContext } from './connectors/connector.ts';
+import type { SharedConnectorContext } from './connectors/connector.ts';
 import type { Storage } from './storage/database.ts';
 
 /** What routes share: built once in `build()` and passed to each route module explicitly. */
@@ -18,5 +18,5 @@ export interface AppContext {
   /** Encrypts integration secrets at rest. */
   masterKey: Buffer;
   /** The egress-checked dispatcher and limits every connector uses. */
-  connectors: ConnectorContext;
+  connectors: SharedConnectorContext;
 }

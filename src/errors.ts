@@ -6,7 +6,7 @@ export const errorCatalogue = {
   api_key_in_bearer: [401, 'API keys go in the X-API-Key header, not in Authorization: Bearer.'],
   missing_tenant: [400, 'Send the tenant id in the X-Tenant-ID header.'],
   insufficient_scope: [403, 'The API key lacks the scope this endpoint requires.'],
-  scope_escalation: [403, 'A key cannot grant a scope it does not hold itself.'],
+  scope_escalation: [403, 'A key cannot grant more than it has: scopes, expiry and rate limit.'],
   rate_limited: [429, 'Too many requests; retry after the time in Retry-After.'],
   validation_failed: [400, 'The request is invalid.'],
   invalid_json: [400, 'The request body is not valid JSON.'],
@@ -16,6 +16,9 @@ export const errorCatalogue = {
   integration_misconfigured: [422, 'The integration configuration cannot run.'],
   egress_denied: [422, 'The upstream address is refused by the egress policy.'],
   unknown_soap_method: [400, 'The method is not in the WSDL.'],
+  ambiguous_soap_method: [400, 'Several overloads of the method fit the params; choose one with `input`.'],
+  request_timeout: [408, 'The request did not arrive whole in time.'],
+  service_unavailable: [503, 'The service is unavailable; retry after the time in Retry-After.'],
   invalid_soap_params: [400, 'The parameters do not fit the method.'],
   graphql_errors: [502, 'The upstream GraphQL service answered with errors.'],
   soap_fault: [502, 'The upstream SOAP service answered with a fault.'],
@@ -56,12 +59,20 @@ export class ApiError extends Error {
   }
 }
 
-/** A validation failure that lists every problem found. */
+/** At most this many issues are listed in one failure (API.md section 10); `details.truncated` says when more were found. */
+export const maxListedIssues = 100;
+
+/** The issues to list, and `truncated: true` when there were more than `maxListedIssues`. */
+export function listedIssues(issues: ValidationIssue[]): { issues: ValidationIssue[]; truncated?: true } {
+  return issues.length > maxListedIssues ? { issues: issues.slice(0, maxListedIssues), truncated: true } : { issues };
+}
+
+/** A validation failure that lists every problem found (the first 100 of them). */
 export function validationFailed(issues: ValidationIssue[], message?: string): ApiError {
   return new ApiError(
     'validation_failed',
     message ?? (issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid.`),
-    { issues },
+    listedIssues(issues),
   );
 }
 

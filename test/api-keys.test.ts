@@ -129,6 +129,7 @@ describe('api keys', () => {
     const granter = await newKey('acme', ['entities.*', 'api_keys.write']);
     const create = (scopes: string[]) => call(granter, { method: 'POST', url: keysUrl, payload: { scopes } });
     const error = assertError(await create(['api_keys.read']), 403, 'scope_escalation');
+    assert.equal(error.details?.field, 'scopes');
     assert.deepEqual(error.details?.missing_scopes, ['api_keys.read']);
     assert.deepEqual(error.details?.granted_scopes, ['entities.*', 'api_keys.write']);
     assertError(await create(['*']), 403, 'scope_escalation');
@@ -140,6 +141,138 @@ describe('api keys', () => {
     }
     // A scope that does not exist is bad input, not an escalation, whatever the caller holds.
     assert.deepEqual(issuePaths(await create(['foo.read'])), ['scopes.0']);
+  });
+
+  describe('a key never mints more than it has: expiry and rate limit', () => {
+    const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
+    const create = (auth: Auth, payload: object) => call(auth, { method: 'POST', url: keysUrl, payload });
+    const keyCount = async () =>
+      Number(
+        (
+          await h.storage.db
+            .selectFrom('api_keys')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    /** A key that expires in 90 s and may make 5 requests a minute (each test below makes at most 5). */
+    const shortLived = async () => {
+      const expiresAt = inSeconds(90);
+      const created = await h.key('acme', ['api_keys.write', 'entities.read'], {
+        expires_at: expiresAt,
+        rate_limit_per_minute: 5,
+      });
+      return {
+        auth: { key: created.key, tenant: 'acme' },
+        id: created.record.id,
+        expiresAt: created.record.expires_at as string,
+      };
+    };
+
+    test('a key expiring in 90 s with 5/min cannot create one that never expires, expires later or allows more', async () => {
+      const { auth, expiresAt } = await shortLived();
+      const before = await keyCount();
+      const scopes = ['entities.read'];
+
+      const forever = assertError(await create(auth, { scopes, expires_at: null }), 403, 'scope_escalation');
+      assert.equal(forever.details?.field, 'expires_at');
+      assert.equal(forever.message, `This key expires at ${expiresAt}, so it cannot create a key that never expires.`);
+      assert.deepEqual(forever.details, { field: 'expires_at', requested_expires_at: null, granted_expires_at: expiresAt });
+
+      const later = assertError(await create(auth, { scopes, expires_at: inSeconds(86_400) }), 403, 'scope_escalation');
+      assert.equal(later.details?.field, 'expires_at');
+      assert.match(later.message, /^This key expires at .+, so it cannot create a key that expires later \(.+\)\.$/);
+
+      const faster = assertError(await create(auth, { scopes, rate_limit_per_minute: 1_000_000 }), 403, 'scope_escalation');
+      assert.equal(
+        faster.message,
+        'This key is limited to 5 requests per minute, so it cannot create a key with a limit of 1000000.',
+      );
+      assert.deepEqual(faster.details, {
+        field: 'rate_limit_per_minute',
+        requested_rate_limit_per_minute: 1_000_000,
+        granted_rate_limit_per_minute: 5,
+      });
+
+      // Both at once, as in the report that found this: refused, nothing created.
+      const both = { scopes, expires_at: null, rate_limit_per_minute: 1_000_000 };
+      assert.equal(assertError(await create(auth, both), 403, 'scope_escalation').details?.field, 'expires_at');
+      assert.equal(await keyCount(), before, 'no key was created');
+    });
+
+    test("omitted expires_at and rate_limit_per_minute are inherited: the creator's expiry, the lower limit", async () => {
+      const { auth, expiresAt } = await shortLived();
+      const res = await create(auth, { scopes: ['entities.read'] });
+      assert.equal(res.statusCode, 201, res.body);
+      const data = body(res).data;
+      assert.deepEqual([data.expires_at, data.rate_limit_per_minute], [expiresAt, 5], 'the creator is below the default 600');
+      assertRateLimitHeaders(await call({ key: data.key, tenant: 'acme' }, list), 5, 4);
+
+      // A creator above the default gives the default; one that never expires gives no expiry.
+      const generous = await newKey('acme', ['api_keys.write', 'entities.read'], { rate_limit_per_minute: 1000 });
+      const child = body(await create(generous, { scopes: ['entities.read'] })).data;
+      assert.deepEqual([child.expires_at, child.rate_limit_per_minute], [null, 600]);
+    });
+
+    test('equal (or lesser) expiry and limit are fine, whatever the offset the expiry is written in', async () => {
+      const { auth, expiresAt } = await shortLived();
+      const sameInstant = new Date(Date.parse(expiresAt) + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+      const equal = await create(auth, { scopes: ['entities.read'], expires_at: sameInstant, rate_limit_per_minute: 5 });
+      assert.equal(equal.statusCode, 201, equal.body);
+      assert.deepEqual([body(equal).data.expires_at, body(equal).data.rate_limit_per_minute], [expiresAt, 5]);
+
+      const earlier = new Date(Date.parse(expiresAt) - 30_000).toISOString();
+      const less = await create(auth, { scopes: ['entities.read'], expires_at: earlier, rate_limit_per_minute: 1 });
+      assert.equal(less.statusCode, 201, less.body);
+      assert.deepEqual([body(less).data.expires_at, body(less).data.rate_limit_per_minute], [earlier, 1]);
+    });
+
+    test('a key that never expires may create keys with any expiry or none, up to its own limit', async () => {
+      const unbounded = await newKey('acme', ['api_keys.write', 'entities.read']);
+      for (const expiresAt of [null, inSeconds(60), inSeconds(10 * 365 * 86_400)]) {
+        const res = await create(unbounded, { scopes: ['entities.read'], expires_at: expiresAt });
+        assert.equal(res.statusCode, 201, res.body);
+        assert.equal(body(res).data.expires_at, expiresAt);
+      }
+      const atLimit = await create(unbounded, { scopes: ['entities.read'], rate_limit_per_minute: 600 });
+      assert.equal(atLimit.statusCode, 201, atLimit.body);
+      const over = assertError(
+        await create(unbounded, { scopes: ['entities.read'], rate_limit_per_minute: 601 }),
+        403,
+        'scope_escalation',
+      );
+      assert.equal(over.details?.field, 'rate_limit_per_minute');
+    });
+
+    test("rotate: refused when the successor would outlive or outpace the caller; a key's own rotation is fine", async () => {
+      const { auth, id, expiresAt } = await shortLived();
+      const rotate = (target: string) => call(auth, { method: 'POST', url: `${keysUrl}/${target}/rotate` });
+      const target = async (extra: object) => (await h.key('acme', ['entities.read'], extra)).record.id;
+
+      const forever = await target({ rate_limit_per_minute: 5 });
+      const error = assertError(await rotate(forever), 403, 'scope_escalation');
+      assert.deepEqual(error.details, { field: 'expires_at', requested_expires_at: null, granted_expires_at: expiresAt });
+      assert.equal(error.message, `This key expires at ${expiresAt}, so it cannot rotate a key that never expires.`);
+      assert.equal(body(await call(admin, { method: 'GET', url: `${keysUrl}/${forever}` })).data.rotated_to, null);
+
+      const later = await target({ expires_at: inSeconds(86_400), rate_limit_per_minute: 5 });
+      assert.equal(assertError(await rotate(later), 403, 'scope_escalation').details?.field, 'expires_at');
+
+      const faster = await target({ expires_at: expiresAt });
+      const limitError = assertError(await rotate(faster), 403, 'scope_escalation');
+      assert.equal(limitError.details?.field, 'rate_limit_per_minute');
+      assert.equal(
+        limitError.message,
+        'This key is limited to 5 requests per minute, so it cannot rotate a key with a limit of 600.',
+      );
+
+      const equal = await target({ expires_at: expiresAt, rate_limit_per_minute: 5 });
+      assert.equal((await rotate(equal)).statusCode, 201);
+
+      const self = await rotate(id);
+      assert.equal(self.statusCode, 201, self.body);
+      assert.deepEqual([body(self).data.expires_at, body(self).data.rate_limit_per_minute], [expiresAt, 5]);
+    });
   });
 
   test('list: cursor pagination walks every key of the tenant once, limit=1', async () => {
@@ -217,8 +350,14 @@ describe('api keys', () => {
     const oldAuth = { key: old.key, tenant: 'acme' };
     assert.equal((await call(oldAuth, list)).statusCode, 200);
 
+    // Long enough that the calls below run inside the overlap however loaded the machine is.
+    const overlapSeconds = 3;
     const before = Date.now();
-    const res = await call(admin, { method: 'POST', url: `${keysUrl}/${old.id}/rotate`, payload: { overlap_seconds: 1 } });
+    const res = await call(admin, {
+      method: 'POST',
+      url: `${keysUrl}/${old.id}/rotate`,
+      payload: { overlap_seconds: overlapSeconds },
+    });
     assert.equal(res.statusCode, 201, res.body);
     const next = body(res).data;
     const nextAuth = { key: assertIssued(next, 'ix_live_'), tenant: 'acme' };
@@ -230,7 +369,8 @@ describe('api keys', () => {
     const oldNow = body(await call(admin, { method: 'GET', url: `${keysUrl}/${old.id}` })).data;
     assert.equal(oldNow.rotated_to, next.id);
     const overlapEnd = Date.parse(oldNow.expires_at);
-    assert.ok(overlapEnd >= before + 1000 && overlapEnd <= Date.now() + 1000, oldNow.expires_at);
+    const overlapMs = overlapSeconds * 1000;
+    assert.ok(overlapEnd >= before + overlapMs && overlapEnd <= Date.now() + overlapMs, oldNow.expires_at);
 
     assert.equal((await call(oldAuth, list)).statusCode, 200);
     const fresh = await call(nextAuth, list);
@@ -270,6 +410,7 @@ describe('api keys', () => {
     const keyAdmin = await newKey('acme', ['api_keys.*']);
     const target = await h.key('acme', ['entities.read']);
     const error = assertError(await rotate(keyAdmin, target.record.id), 403, 'scope_escalation');
+    assert.equal(error.details?.field, 'scopes');
     assert.deepEqual(error.details?.missing_scopes, ['entities.read']);
     assert.equal(body(await call(admin, { method: 'GET', url: `${keysUrl}/${target.record.id}` })).data.rotated_to, null);
 
@@ -365,6 +506,17 @@ describe('api keys', () => {
   });
 });
 
+/** Reads until `done` holds (every 20 ms, for at most 30 s) and returns the last value read. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const giveUpAt = Date.now() + 30_000;
+  let value = await read();
+  while (!done(value) && Date.now() < giveUpAt) {
+    await sleep(20);
+    value = await read();
+  }
+  return value;
+}
+
 describe('api keys: usage once flushed to storage', () => {
   let h: Harness;
 
@@ -381,17 +533,19 @@ describe('api keys: usage once flushed to storage', () => {
     await h.call(auth, list);
     await h.call(auth, list);
     await h.call(auth, { method: 'GET', url: '/api/v1/entities?limit=0' });
-    await sleep(100);
-
-    const rows = await h.storage.db.selectFrom('api_key_usage_daily').selectAll().where('key_id', '=', record.id).execute();
-    assert.deepEqual(
-      rows.map((r) => [r.date, Number(r.requests), Number(r.errors)]),
-      [[day(0), 3, 1]],
-    );
+    const stored = async () =>
+      (await h.storage.db.selectFrom('api_key_usage_daily').selectAll().where('key_id', '=', record.id).execute()).map((r) => [
+        r.date,
+        Number(r.requests),
+        Number(r.errors),
+      ]);
+    // Waited for, not assumed: a flush every 10 ms may come late on a loaded machine.
+    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 3), [[day(0), 3, 1]]);
     const me = body(await h.call(auth, { method: 'GET', url: '/api/v1/me' })).data.key.usage;
     assert.equal(me.request_count, 3);
     assert.equal(me.last_used_ip, '127.0.0.1');
-    await sleep(100);
+    // Once the GET /me is flushed too, the usage route must not count it twice (stored and pending).
+    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 4), [[day(0), 4, 1]]);
     const usage = body(await h.call(auth, { method: 'GET', url: `${keysUrl}/${record.id}/usage?days=1` })).data;
     assert.deepEqual(usage, [{ date: day(0), requests: 4, errors: 1 }]);
   });

@@ -16,6 +16,7 @@ import {
   startServer,
   tempDatabase,
 } from './helpers/processes.ts';
+import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
 
 after(killAll);
 
@@ -302,7 +303,7 @@ describe('interchange keys', { concurrency: true }, () => {
 });
 
 describe('a key revoked by the CLI and a running server', () => {
-  test('the server refuses the key within 1 second of the CLI exiting', async (t) => {
+  test('the server refuses the key within 1 second of the revocation', async (t) => {
     const env = await database(t);
     const tenant = await cliJson(['tenants', 'create', 'acme', '--name', 'Acme', '--type', 'sandbox'], env);
     const key = await cliJson(['keys', 'create', '--tenant', tenant.id, '--scopes', 'entities.read', '--name', 'e2e'], env);
@@ -314,31 +315,28 @@ describe('a key revoked by the CLI and a running server', () => {
     assert.equal(before.status, 200);
     assert.deepEqual(await before.json(), { success: true, data: [], pagination: { next_cursor: null } });
 
-    const revoke = await runCli(['keys', 'revoke', key.id, '--json'], env);
-    assert.equal(revoke.code, 0, revoke.stderr);
-
-    let refusedAfter: number | undefined;
-    let last: { status: number; body: Json } | undefined;
-    while (performance.now() - revoke.exitedAt < 1500) {
+    // Polled from before the CLI starts; timed from the moment the revocation was written (revoked_at).
+    const revocation = runCli(['keys', 'revoke', key.id, '--json'], env).then((revoke) => {
+      const revoked = oneObject(revoke);
+      assert.equal(revoked.id, key.id);
+      return Date.parse(revoked.revoked_at);
+    });
+    const accepted = await acceptedAfterRevocation(async () => {
       const response = await get();
-      last = { status: response.status, body: await response.json() };
-      if (response.status === 401) {
-        refusedAfter = performance.now() - revoke.exitedAt;
-        assert.equal(last.body.error.code, 'invalid_credentials');
-        assert.equal(response.headers.get('www-authenticate'), 'ApiKey realm="interchange", header="X-API-Key"');
-        break;
-      }
-      assert.equal(response.status, 200, JSON.stringify(last.body));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(refusedAfter !== undefined, `still answered ${JSON.stringify(last)} 1.5 s after the revocation`);
-    t.diagnostic(`refused ${Math.round(refusedAfter)} ms after the CLI exited`);
-    assert.ok(refusedAfter < 1000, `refused only ${Math.round(refusedAfter)} ms after the CLI exited`);
+      const body = await response.json();
+      if (response.status === 200) return false;
+      assert.equal(response.status, 401, JSON.stringify(body));
+      assert.equal(body.error.code, 'invalid_credentials');
+      assert.equal(response.headers.get('www-authenticate'), 'ApiKey realm="interchange", header="X-API-Key"');
+      return true;
+    }, revocation);
+    t.diagnostic(`the server: ${describeAcceptance(accepted)}`);
+    assert.ok(accepted < 1000, `the server: ${describeAcceptance(accepted)}`);
     assert.equal(await server.stop(), 0);
   });
 });
 
-const allMigrations = ['001_foundation', '002_integrations'];
+const allMigrations = ['001_foundation', '002_integrations', '003_execution_messages'];
 
 describe('interchange migrate', () => {
   test('applies the migrations once: {"applied":[every migration]}, then {"applied":[]}', async (t) => {
@@ -387,6 +385,12 @@ describe('interchange serve', { concurrency: true }, () => {
     const server = await startServer({ DATABASE_URL: `sqlite:${file}` });
     t.after(() => server.stop());
     assert.ok(statSync(file).isFile());
+    // Owner only: the folders it created, the database and its WAL files (key hashes, secrets).
+    const mode = (path: string) => `0${(statSync(path).mode & 0o777).toString(8)}`;
+    for (const folder of ['a', 'a/b', 'a/b/c']) assert.equal(mode(join(dir, folder)), '0700', folder);
+    for (const path of [file, `${file}-wal`, `${file}-shm`, join(dir, 'a', 'b', 'c', 'master.key')]) {
+      assert.equal(mode(path), '0600', path);
+    }
     assert.equal(await server.stop(), 0);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, type RecordedRequest, startGraphqlServer } from './helpers/graphql-server.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
@@ -703,13 +704,20 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       assert.equal(data.details.api_base_url, `${upstream.origin}/graphql`);
       assert.equal(data.details.query_type, 'Query');
       assert.ok(Number.isInteger(data.details.latency_ms) && data.details.latency_ms >= 0, String(data.details.latency_ms));
-      assert.ok(data.details.latency_ms < 5000);
       assert.deepEqual(lastRequest(upstream).body, { query: '{ __schema { queryType { name } } }', variables: {} });
     });
 
-    test('api_base_url is the resolved URL without the credentials of base_url', async () => {
+    test('api_base_url is the resolved URL without the credentials of a base_url stored before they were refused', async () => {
+      // The API refuses user information in URLs now (API.md section 4); a row written before that is seeded directly.
       const withCredentials = upstream.origin.replace('http://', 'http://someone:hunter2-pw@');
-      await put('creds', { base_url: `${withCredentials}/api?x=1` });
+      const config = { base_url: `${withCredentials}/api?x=1` };
+      await saveIntegration(
+        h.storage.db,
+        'acme',
+        'creds',
+        { name: 'creds', connector: 'graphql-1.0.0', config, secrets: {} },
+        undefined,
+      );
       const res = await execute('creds', { operation: 'test' });
       const data = okData(res);
       assert.equal(data.details.api_base_url, `${upstream.origin}/api/graphql?x=1`);

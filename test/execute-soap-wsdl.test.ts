@@ -235,7 +235,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       const error = assertError(await call('slow', operation, 'Slow', { seconds: 2 }), 504, 'upstream_timeout');
       assert.ok(performance.now() - started >= 950 * attempts);
       assert.deepEqual(error.details, { timeout_seconds: 1 });
-      await sleep(200); // the PHP worker still sleeps: let it stop taking requests
+      // The PHP server logs a call when it has handled it: wait (with a generous ceiling) for every attempt's entry.
+      for (let i = 0; i < 600 && posts(soap).length < attempts; i++) await sleep(50);
       assert.deepEqual(
         posts(soap).map((e) => [e.path, e.soapAction]),
         Array(attempts).fill(['/calculator', `"${CALC}/Slow"`]),
@@ -247,7 +248,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     const auth = { auth_header: 'X-Auth-Token', auth_value: 'tok-1' };
     await put(s, 'sec', { endpoint_url: secured.url('/calculator?wsdl'), ...auth });
     await put(s, 'sec-imported', { endpoint_url: secured.url('/imported?wsdl'), ...auth });
-    assert.deepEqual(ok(await call('sec', 'send', 'WhoAmI')), { WhoAmIResult: 'tok-1' });
+    // The service echoes the credential it received: the caller sees that it arrived, never the value (API.md §4).
+    assert.deepEqual(ok(await call('sec', 'send', 'WhoAmI')), { WhoAmIResult: '[REDACTED]' });
     assert.deepEqual(ok(await call('sec-imported', 'send', 'Greet', { name: 'Ann' })), { GreetResult: 'Hello, Ann!' });
     assert.deepEqual(
       secured.log().map((e) => [e.method, e.path, e.authToken]),
@@ -301,7 +303,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
 
   test('IX_WSDL_CACHE_SIZE bounds the cache; IX_WSDL_CACHE_TTL_SECONDS expires entries', async () => {
     const small = await app({ IX_WSDL_CACHE_SIZE: '1' });
-    const brief = await app({ IX_WSDL_CACHE_TTL_SECONDS: '1' });
+    // 3 s: two calls in a row land within it even on a loaded machine.
+    const brief = await app({ IX_WSDL_CACHE_TTL_SECONDS: '3' });
     try {
       for (const id of ['one', 'two']) await put(small, id, { endpoint_url: soap.url('/calculator?wsdl') });
       await put(brief, 'one', { endpoint_url: soap.url('/calculator?wsdl') });
@@ -312,7 +315,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       ok(await run(brief, 'one', { operation: 'test' }));
       ok(await run(brief, 'one', { operation: 'test' }));
       assert.equal(gets(soap).length, 1);
-      await sleep(1100);
+      await sleep(3100);
       ok(await run(brief, 'one', { operation: 'test' }));
       assert.equal(gets(soap).length, 2);
     } finally {

@@ -14,6 +14,7 @@ const executionKeys = [
   'connector',
   'duration_ms',
   'error_code',
+  'error_message',
   'http_status',
   'id',
   'integration_id',
@@ -129,6 +130,7 @@ describe('the executions log', () => {
       status: 'succeeded',
       http_status: 200,
       error_code: null,
+      error_message: null,
       message_count: 25,
       api_key_id: runnerKeyId,
       request_id: calls[0].requestId,
@@ -139,20 +141,24 @@ describe('the executions log', () => {
     const pick = (i: number) => {
       const e = all.find((x) => x.request_id === calls[i].requestId);
       assert.ok(e, `execution ${i}`);
-      return [e.integration_id, e.operation, e.status, e.http_status, e.error_code, e.message_count];
+      return [e.integration_id, e.operation, e.status, e.http_status, e.error_code, e.message_count, e.error_message];
     };
-    assert.deepEqual(pick(1), ['crm', 'send', 'succeeded', 200, null, 1]);
-    assert.deepEqual(pick(2), ['crm', 'receive', 'failed', 502, 'graphql_errors', 0]);
-    assert.deepEqual(pick(3), ['erp', 'receive', 'succeeded', 200, null, 3]);
-    assert.deepEqual(pick(4), ['erp', 'send', 'failed', 400, 'validation_failed', 0]);
-    assert.deepEqual(pick(5), ['crm', 'test', 'succeeded', 200, null, 0]);
+    assert.deepEqual(pick(1), ['crm', 'send', 'succeeded', 200, null, 1, null]);
+    // error_message is the message the caller got (API.md section 7).
+    assert.deepEqual(pick(2), ['crm', 'receive', 'failed', 502, 'graphql_errors', 0, 'broken on purpose']);
+    assert.deepEqual(pick(3), ['erp', 'receive', 'succeeded', 200, null, 3, null]);
+    const invalid = pick(4);
+    assert.deepEqual(invalid.slice(0, 6), ['erp', 'send', 'failed', 400, 'validation_failed', 0]);
+    assert.equal(typeof invalid[6], 'string');
+    assert.deepEqual(pick(5), ['crm', 'test', 'succeeded', 200, null, 0, null]);
   });
 
   test('no bodies are stored: the table has only the log columns and no request or response text', async () => {
     const rows = await h.storage.db.selectFrom('executions').selectAll().execute();
     assert.equal(rows.length, 7);
     for (const row of rows) assert.deepEqual(Object.keys(row).sort(), [...executionKeys, 'tenant_id'].sort());
-    const stored = JSON.stringify(rows);
+    // error_message holds the message the caller got (here the upstream's 'broken on purpose'); nothing else of a body.
+    const stored = JSON.stringify(rows.map(({ error_message: _message, ...row }) => row));
     for (const text of [marker, 'usersList', 'createUser', 'user1@example.com', 'User 1', 'broken on purpose']) {
       assert.ok(!stored.includes(text), `the executions table holds "${text}"`);
     }
@@ -324,6 +330,7 @@ describe('the executions log under quick successive calls', () => {
       status: 'failed',
       http_status: 500,
       error_code: 'internal_error',
+      error_message: body(res).error.message,
       message_count: 0,
       request_id: res.headers['x-request-id'],
     });

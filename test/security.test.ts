@@ -43,6 +43,7 @@ const executionId = async (h: Harness) => {
     status: 'succeeded',
     http_status: 200,
     error_code: null,
+    error_message: null,
     message_count: 0,
     duration_ms: 1,
     api_key_id: 'key_x',
@@ -326,35 +327,63 @@ describe('security: every authenticated route', () => {
   });
 });
 
-describe('security: failed authentications are limited per IP', () => {
+describe('security: failed authentications are limited per IP (brute-force guard, API.md §2)', () => {
   let h: Harness;
   let valid: { key: string; tenant: string };
+  const list = { method: 'GET', url: '/api/v1/entities' } as const;
+  const bad = { key: generateKey('ix_live_'), tenant: 'acme' };
 
   before(async () => {
-    h = await harness({ IX_AUTH_FAILURE_LIMIT: '3' });
+    h = await harness(); // the default IX_AUTH_FAILURE_LIMIT: 30
     await h.tenant('acme');
     valid = { key: (await h.key('acme', ['entities.read'])).key, tenant: 'acme' };
   });
   after(() => h.close());
 
-  test('more than 3 failures in a minute: 429 rate_limited with Retry-After, even with a valid key', async () => {
-    const bad = { key: generateKey('ix_live_'), tenant: 'acme' };
-    const list = { method: 'GET', url: '/api/v1/entities' } as const;
-    for (let i = 0; i < 3; i++) assertError(await h.call(bad, list), 401, 'invalid_credentials');
-    // Three failures are not "more than 3": the IP may still try.
-    assert.equal((await h.call(valid, list)).statusCode, 200);
-    assertError(await h.call(bad, list), 401, 'invalid_credentials');
-
-    const blocked = await h.call(valid, list);
-    const error = assertError(blocked, 429, 'rate_limited');
+  /** A 429 from the guard: Retry-After within the minute, no RateLimit headers (no key was charged). */
+  function assertBlocked(res: Awaited<ReturnType<Harness['call']>>): void {
+    const error = assertError(res, 429, 'rate_limited');
     assert.match(error.message, /failed authentications/);
-    const wait = Number(blocked.headers['retry-after']);
-    assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `retry-after ${blocked.headers['retry-after']}`);
-    for (const name of rateLimitHeaders) assert.equal(blocked.headers[name], undefined);
-    assertError(await h.call(bad, { ...list, url: '/api/v1/me' }), 429, 'rate_limited');
+    const wait = Number(res.headers['retry-after']);
+    assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 60, `retry-after ${res.headers['retry-after']}`);
+    for (const name of rateLimitHeaders) assert.equal(res.headers[name], undefined);
+  }
+
+  test("an IP's first 30 failed authentications are 401; its 31st attempt and every request after are 429", async () => {
+    const from = { ...list, remoteAddress: '198.51.100.1' };
+    for (let attempt = 1; attempt <= 30; attempt++) {
+      const res = await h.call(bad, from);
+      assert.equal(res.statusCode, 401, `attempt ${attempt}: ${res.body}`);
+      assertError(res, 401, 'invalid_credentials');
+    }
+    assertBlocked(await h.call(bad, from));
+    // Every request from that IP, a valid key's included, until the minute ends.
+    assertBlocked(await h.call(valid, from));
+    assertBlocked(await h.call(bad, { ...from, url: '/api/v1/me' }));
 
     // Another address is not affected.
-    const elsewhere = await h.call(valid, { ...list, remoteAddress: '10.1.2.3' });
+    const elsewhere = await h.call(valid, { ...list, remoteAddress: '198.51.100.2' });
     assert.equal(elsewhere.statusCode, 200, elsewhere.body);
+  });
+
+  test('requests that authenticate do not count: 29 failures, a success, the 30th failure is still 401', async () => {
+    const from = { ...list, remoteAddress: '198.51.100.3' };
+    for (let attempt = 1; attempt <= 29; attempt++) assertError(await h.call(bad, from), 401, 'invalid_credentials');
+    const ok = await h.call(valid, from);
+    assert.equal(ok.statusCode, 200, ok.body);
+    assertError(await h.call(bad, from), 401, 'invalid_credentials');
+    assertBlocked(await h.call(valid, from));
+  });
+
+  test('IX_AUTH_FAILURE_LIMIT sets the number: with 3, the 4th attempt is 429', async () => {
+    const small = await harness({ IX_AUTH_FAILURE_LIMIT: '3' });
+    try {
+      await small.tenant('acme');
+      const from = { ...list, remoteAddress: '198.51.100.4' };
+      for (let attempt = 1; attempt <= 3; attempt++) assertError(await small.call(bad, from), 401, 'invalid_credentials');
+      assertError(await small.call(bad, from), 429, 'rate_limited');
+    } finally {
+      await small.close();
+    }
   });
 });

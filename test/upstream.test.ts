@@ -245,13 +245,12 @@ describe('sendUpstream: the transport every connector uses', () => {
 
   test('a server that answers after the timeout is upstream_timeout', async () => {
     const url = await server((_req, res) => {
-      setTimeout(() => res.end('{}'), 3000).unref();
+      // Far later than any scheduling delay: the call returning with a timeout proves it did not wait for this.
+      setTimeout(() => res.end('{}'), 60_000).unref();
     });
-    const started = Date.now();
     const err = await apiError(send(url, { timeoutMs: 300 }), 'upstream_timeout');
     assert.equal(err.status, 504);
     assert.deepEqual(err.details, { timeout_seconds: 0.3 });
-    assert.ok(Date.now() - started < 2500, 'the call returns at about the timeout, not when the server answers');
   });
 
   test('a server that sends headers and then stalls the body is upstream_timeout', async () => {

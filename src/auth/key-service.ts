@@ -48,10 +48,72 @@ export function assertNoEscalation(granter: readonly string[], requested: readon
   const missing = uncoveredScopes(granter, requested);
   if (missing.length > 0) {
     throw new ApiError('scope_escalation', `This key cannot grant ${missing.join(', ')}: it does not hold it.`, {
+      field: 'scopes',
       requested_scopes: requested,
       granted_scopes: granter,
       missing_scopes: missing,
     });
+  }
+}
+
+/** What a calling key holds, and so the most it may hand on (API.md §3: a key never mints more than it has). */
+export type Granter = Pick<ApiKeyRecord, 'id' | 'scopes' | 'expires_at' | 'rate_limit_per_minute'>;
+
+/** True when an `expires_at` of `a` outlives one of `b` (null: never expires). */
+function outlives(a: string | null, b: string | null): boolean {
+  if (b === null) return false;
+  return a === null || Date.parse(a) > Date.parse(b);
+}
+
+function expiryEscalation(granter: Granter, requested: string | null, action: string): ApiError {
+  const what = requested === null ? 'never expires' : `expires later (${new Date(requested).toISOString()})`;
+  return new ApiError('scope_escalation', `This key expires at ${granter.expires_at}, so it cannot ${action} that ${what}.`, {
+    field: 'expires_at',
+    requested_expires_at: requested,
+    granted_expires_at: granter.expires_at,
+  });
+}
+
+function limitEscalation(granter: Granter, requested: number, action: string): ApiError {
+  return new ApiError(
+    'scope_escalation',
+    `This key is limited to ${granter.rate_limit_per_minute} requests per minute, so it cannot ${action} with a limit of ${requested}.`,
+    {
+      field: 'rate_limit_per_minute',
+      requested_rate_limit_per_minute: requested,
+      granted_rate_limit_per_minute: granter.rate_limit_per_minute,
+    },
+  );
+}
+
+/**
+ * The input a key may create: its own scopes at most, an `expires_at` no later than its own and a
+ * `rate_limit_per_minute` no higher than its own, else `scope_escalation` naming the field. Omitted
+ * fields are inherited: the creator's expiry, and the lower of `defaultLimit` and the creator's limit.
+ */
+export function boundByGranter(
+  granter: Granter,
+  input: NewKeyInput,
+  defaultLimit: number,
+): NewKeyInput & { expires_at: string | null; rate_limit_per_minute: number } {
+  assertNoEscalation(granter.scopes, input.scopes);
+  const expiresAt = input.expires_at === undefined ? granter.expires_at : input.expires_at;
+  if (outlives(expiresAt, granter.expires_at)) throw expiryEscalation(granter, expiresAt, 'create a key');
+  const limit = input.rate_limit_per_minute ?? Math.min(defaultLimit, granter.rate_limit_per_minute);
+  if (limit > granter.rate_limit_per_minute) throw limitEscalation(granter, limit, 'create a key');
+  return { ...input, expires_at: expiresAt, rate_limit_per_minute: limit };
+}
+
+/**
+ * Rotation hands the caller a successor with the rotated key's scopes, expiry and limit, so the caller
+ * must hold at least as much; a key rotating itself gains nothing.
+ */
+export function assertMayRotate(granter: Granter, key: ApiKeyRecord): void {
+  if (granter.id === key.id) return;
+  assertNoEscalation(granter.scopes, key.scopes);
+  if (outlives(key.expires_at, granter.expires_at)) throw expiryEscalation(granter, key.expires_at, 'rotate a key');
+  if (key.rate_limit_per_minute > granter.rate_limit_per_minute) {
+    throw limitEscalation(granter, key.rate_limit_per_minute, 'rotate a key');
   }
 }
 

@@ -78,7 +78,11 @@ export class KeyRateLimiter {
   }
 }
 
-/** Counts failed authentications per source IP; over the limit, the IP is refused until its minute ends. */
+/**
+ * Counts failed authentications per source IP. An IP's first `limit` failures in a minute are answered
+ * 401; once it has `limit`, every request from it is refused until its minute ends (API.md §2: with 30,
+ * the 31st attempt is the first 429).
+ */
 export class AuthFailureGuard {
   readonly #store: CounterStore;
   readonly #limit: number;
@@ -91,7 +95,7 @@ export class AuthFailureGuard {
   /** Seconds the IP must wait, or 0 when it may try. */
   async blockedFor(ip: string): Promise<number> {
     const res = await this.#store.get(ip);
-    if (!res || res.consumedPoints <= this.#limit) return 0;
+    if (!res || res.consumedPoints < this.#limit) return 0;
     return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { ValidationIssue } from '../errors.ts';
+import type { ExecuteBudget } from '../transport/budget.ts';
 import type { WsdlCache } from './soap/wsdl-cache.ts';
 
 /** The five operations of the execute endpoint; sync and batch are composed from send and receive by the executor. */
@@ -17,12 +18,17 @@ export interface ConnectorResult {
 }
 
 /** Shared outbound plumbing and caches, built once per app. */
-export interface ConnectorContext {
+export interface SharedConnectorContext {
   dispatcher: Dispatcher;
   upstreamMaxBytes: number;
   log: FastifyBaseLogger;
   /** Parsed WSDLs per integration (the SOAP connector's); values are opaque here. */
   wsdlCache: WsdlCache<unknown>;
+}
+
+/** What a connection runs with: the shared plumbing and this execute's own budget, which every upstream request spends. */
+export interface ConnectorContext extends SharedConnectorContext {
+  budget: ExecuteBudget;
 }
 
 /** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */
@@ -51,6 +57,11 @@ export interface ConnectorDefinition {
   /** JSON-schema properties of the config, secrets included (validated on PUT/PATCH). */
   readonly configProperties: Readonly<Record<string, object>>;
   readonly secretFields: readonly string[];
+  /**
+   * Config fields holding a URL the connector sends requests (and so its secrets) to. User information in them is
+   * refused, and a PATCH that moves one to another origin must send the stored secrets again.
+   */
+  readonly urlFields: readonly string[];
   /** Values shown and used when a field is not set. */
   readonly defaults: Readonly<Record<string, unknown>>;
   readonly offers: readonly Operation[];

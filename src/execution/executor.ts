@@ -1,5 +1,6 @@
 import type { Connection, ConnectorDefinition, ConnectorResult, Operation, PrimitiveOperation } from '../connectors/connector.ts';
 import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
+import type { ExecuteBudget } from '../transport/budget.ts';
 import { batchSchema, checkPrimitive, issuesOf, primitiveIssues, syncSchema, testSchema } from './request-checks.ts';
 
 type Fields = Record<string, unknown>;
@@ -89,22 +90,40 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
   }
 }
 
-/** Reads may be retried when the upstream could not be reached or did not answer; writes never are. */
-async function withReadRetry(run: () => Promise<ConnectorResult>): Promise<ConnectorResult> {
+/**
+ * Reads may be retried when the upstream could not be reached or did not answer; writes never are. The execute's
+ * own deadline is final: no retry after it, none that would start after it.
+ */
+async function withReadRetry(run: () => Promise<ConnectorResult>, budget: ExecuteBudget): Promise<ConnectorResult> {
   const attempts = 2;
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      const retryable = error instanceof ApiError && (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout');
-      if (!retryable || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 200));
+      const retryable =
+        error instanceof ApiError &&
+        (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout') &&
+        error.details?.scope !== 'execute';
+      const pause = 200 + Math.random() * 200;
+      if (!retryable || attempt >= attempts || budget.remainingMs() <= pause) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 }
 
-function runPrimitive(connection: Connection, operation: PrimitiveOperation, fields: Fields): Promise<ConnectorResult> {
-  return operation === 'send' ? connection.send(fields) : withReadRetry(() => connection.receive(fields));
+async function runPrimitive(
+  connection: Connection,
+  operation: PrimitiveOperation,
+  fields: Fields,
+  budget: ExecuteBudget,
+): Promise<ConnectorResult> {
+  if (operation === 'receive') return withReadRetry(() => connection.receive(fields), budget);
+  const postsBefore = budget.postsSent;
+  try {
+    return await connection.send(fields);
+  } finally {
+    if (budget.postsSent > postsBefore) budget.wroteUpstream = true;
+  }
 }
 
 function withStage(error: unknown, details: Record<string, unknown>): unknown {
@@ -114,7 +133,7 @@ function withStage(error: unknown, details: Record<string, unknown>): unknown {
   return staged;
 }
 
-async function runSync(connection: Connection, fields: Fields): Promise<ConnectorResult> {
+async function runSync(connection: Connection, fields: Fields, budget: ExecuteBudget): Promise<ConnectorResult> {
   // What only the connection can check (a SOAP method against its WSDL), for both parts before either runs.
   if (connection.check) {
     for (const [part, operation] of [
@@ -132,7 +151,7 @@ async function runSync(connection: Connection, fields: Fields): Promise<Connecto
   let outbound: ConnectorResult | null = null;
   if (present(fields.outbound)) {
     try {
-      outbound = await runPrimitive(connection, 'send', fields.outbound);
+      outbound = await runPrimitive(connection, 'send', fields.outbound, budget);
     } catch (error) {
       throw withStage(underPrefix(error, 'outbound.'), { stage: 'outbound' });
     }
@@ -140,7 +159,7 @@ async function runSync(connection: Connection, fields: Fields): Promise<Connecto
   let inbound: ConnectorResult | null = null;
   if (present(fields.inbound)) {
     try {
-      inbound = await runPrimitive(connection, 'receive', fields.inbound);
+      inbound = await runPrimitive(connection, 'receive', fields.inbound, budget);
     } catch (error) {
       throw withStage(underPrefix(error, 'inbound.'), { stage: 'inbound', outbound: outbound?.data ?? null });
     }
@@ -154,8 +173,15 @@ async function runSync(connection: Connection, fields: Fields): Promise<Connecto
   };
 }
 
-async function runBatch(definition: ConnectorDefinition, connection: Connection, fields: Fields): Promise<ConnectorResult> {
+async function runBatch(
+  definition: ConnectorDefinition,
+  connection: Connection,
+  fields: Fields,
+  budget: ExecuteBudget,
+): Promise<ConnectorResult> {
   const results: EntryOutcome[] = [];
+  // Each succeeded entry's own count, as its connector reported it (never read back from its data, which is upstream's).
+  let messageCount = 0;
   let failedOnce = false;
   for (const [index, entry] of batchEntries(fields).entries()) {
     if (failedOnce && fields.stop_on_error === true) {
@@ -169,9 +195,10 @@ async function runBatch(definition: ConnectorDefinition, connection: Connection,
     }
     try {
       checkPrimitive(definition, entry.operation, entry.fields, entry.prefix);
-      const result = await runPrimitive(connection, entry.operation, entry.fields).catch((error: unknown) => {
+      const result = await runPrimitive(connection, entry.operation, entry.fields, budget).catch((error: unknown) => {
         throw underPrefix(error, entry.prefix);
       });
+      messageCount += result.messageCount;
       results.push({
         index,
         operation: entry.operation,
@@ -192,7 +219,6 @@ async function runBatch(definition: ConnectorDefinition, connection: Connection,
     }
   }
   const succeeded = results.filter((r) => r.success);
-  const messageCount = succeeded.reduce((sum, r) => sum + Number(r.data?.message_count ?? 1), 0);
   const skipped = results.filter((r) => r.error?.code === 'skipped').length;
   return {
     data: {
@@ -215,16 +241,17 @@ export function runExecute(
   connection: Connection,
   operation: Operation,
   fields: Fields,
+  budget: ExecuteBudget,
 ): Promise<ConnectorResult> {
   switch (operation) {
     case 'send':
     case 'receive':
-      return runPrimitive(connection, operation, fields);
+      return runPrimitive(connection, operation, fields, budget);
     case 'test':
       return connection.test();
     case 'sync':
-      return runSync(connection, fields);
+      return runSync(connection, fields, budget);
     case 'batch':
-      return runBatch(definition, connection, fields);
+      return runBatch(definition, connection, fields, budget);
   }
 }

@@ -60,18 +60,24 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 /**
  * What Node's HTTP parser refuses never reaches Fastify: answer it here in the contract's shape
- * (431 for oversized headers, 400 otherwise) rather than Node's bare 400.
+ * (431 for oversized headers, 408 for a request that did not arrive whole in time, 400 otherwise)
+ * rather than Node's bare status line, and close the connection.
  */
 export function clientErrorHandler(this: unknown, error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
   }
-  const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request';
+  const code: ErrorCode =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'bad_request';
   const [status, message] = errorCatalogue[code];
   const requestId = randomUUID();
   const body = JSON.stringify(errorBody(code, message, requestId));
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = { 431: 'Request Header Fields Too Large', 408: 'Request Timeout' }[status as number] ?? 'Bad Request';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,

@@ -8,16 +8,62 @@ type Config = Record<string, unknown>;
 
 const validators = new Map<string, ReturnType<typeof strictAjv.compile>>();
 
-/** Types and ranges of a config against the connector's schema; every problem listed, paths under `config.`. */
+/**
+ * Types and ranges of a config against the connector's schema, and its URL fields parsed (user information
+ * refused: a credential in a URL would be stored and shown in plain text); every problem listed, paths under `config.`.
+ */
 export function checkConfig(definition: ConnectorDefinition, config: Config): void {
   let validate = validators.get(definition.id);
   if (!validate) {
     validate = strictAjv.compile({ type: 'object', additionalProperties: false, properties: definition.configProperties });
     validators.set(definition.id, validate);
   }
-  if (!validate(config)) {
-    throw validationFailed(toIssues(validate.errors ?? []).map((i) => ({ ...i, path: `config.${i.path}` })));
+  const issues = validate(config) ? [] : toIssues(validate.errors ?? []).map((i) => ({ ...i, path: `config.${i.path}` }));
+  for (const field of definition.urlFields) {
+    const value = config[field];
+    const path = `config.${field}`;
+    if (typeof value !== 'string' || issues.some((i) => i.path === path)) continue;
+    const url = URL.parse(value);
+    if (url === null) issues.push({ path, message: 'is not a valid URL' });
+    else if (url.username !== '' || url.password !== '') {
+      issues.push({ path, message: 'must not contain user information (user:password@); send credentials as a secret' });
+    }
   }
+  if (issues.length > 0) throw validationFailed(issues);
+}
+
+/** The origin of a URL field's value (`https://h:443/x` → `https://h`), or null when the field is unset. */
+function originOf(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? (URL.parse(value)?.origin ?? value) : null;
+}
+
+/**
+ * A secret goes only where its owner sent it: when a PATCH moves any URL field to another origin while secrets are
+ * stored, every stored secret must be sent again (a value, `null` or `""`), so a key that may only write cannot
+ * point the integration at its own host and have the stored secret delivered there.
+ *
+ * An unset field has no origin, so setting one counts as a change, and so does unsetting one: without
+ * `service_url` the SOAP call goes to the WSDL's `soap:address`, a host the owner never named; for the other
+ * fields it changes nothing at once, but one rule for every field is easier to trust than a case per field.
+ */
+function checkSecretsFollowOrigin(
+  definition: ConnectorDefinition,
+  input: Config,
+  previous: Pick<StoredIntegration, 'config' | 'secrets'>,
+): void {
+  const moved = definition.urlFields.filter(
+    (field) => Object.hasOwn(input, field) && originOf(input[field]) !== originOf(previous.config[field]),
+  );
+  if (moved.length === 0) return;
+  const unsent = Object.keys(previous.secrets).filter((field) => !Object.hasOwn(input, field));
+  if (unsent.length === 0) return;
+  const change = `${moved.join(' and ')} ${moved.length === 1 ? 'changes' : 'change'} origin`;
+  throw validationFailed(
+    unsent.map((field) => ({
+      path: `config.${field}`,
+      message: `${change}; send ${field} again (or null) so it is not sent to the new host`,
+    })),
+  );
 }
 
 function secretContext(tenantId: string, id: string, field: string): string {
@@ -26,7 +72,8 @@ function secretContext(tenantId: string, id: string, field: string): string {
 
 /**
  * The stored form of a PUT (whole replacement: a field or secret left out is cleared) or a PATCH
- * (merge: left out is kept). `null` or `""` clears a secret; `null` unsets any other field.
+ * (merge: left out is kept). `null` or `""` clears a secret; `null` unsets any other field. A PATCH that moves a
+ * URL field to another origin must resend the stored secrets (a PUT clears those it leaves out anyway).
  */
 export function applyConfigWrite(
   definition: ConnectorDefinition,
@@ -35,6 +82,7 @@ export function applyConfigWrite(
   previous: Pick<StoredIntegration, 'config' | 'secrets'> | undefined,
 ): Pick<IntegrationWrite, 'config' | 'secrets'> {
   checkConfig(definition, input);
+  if (previous) checkSecretsFollowOrigin(definition, input, previous);
   const config: Config = { ...(previous?.config ?? {}) };
   const secrets: Record<string, string> = { ...(previous?.secrets ?? {}) };
   for (const [field, value] of Object.entries(input)) {
@@ -50,12 +98,24 @@ export function applyConfigWrite(
   return { config, secrets };
 }
 
+/** A stored URL as shown: user information (kept by rows written before it was refused) left out. */
+function shownUrl(value: unknown): unknown {
+  const url = typeof value === 'string' ? URL.parse(value) : null;
+  if (url === null || (url.username === '' && url.password === '')) return value;
+  url.username = '';
+  url.password = '';
+  return url.href;
+}
+
 /** The integration as the API shows it: every field with its default, secrets only as `<name>_set`. */
 export function integrationView(definition: ConnectorDefinition | undefined, stored: StoredIntegration) {
   const config: Config = {};
   for (const field of Object.keys(definition?.configProperties ?? stored.config)) {
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
-    else config[field] = stored.config[field] ?? definition?.defaults[field] ?? null;
+    else {
+      const value = stored.config[field] ?? definition?.defaults[field] ?? null;
+      config[field] = definition?.urlFields?.includes(field) ? shownUrl(value) : value;
+    }
   }
   return {
     id: stored.id,

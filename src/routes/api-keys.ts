@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type AuthContext, caller } from '../auth/authenticate.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import {
-  assertNoEscalation,
+  assertMayRotate,
+  boundByGranter,
   checkNewKeyInput,
   createApiKey,
   maxOverlapSeconds,
@@ -46,6 +47,14 @@ async function tenantOf(ctx: AppContext, auth: AuthContext): Promise<Tenant> {
   return tenant;
 }
 
+/**
+ * The calling key as stored now: the authenticated record may come from the key cache, and a rotation
+ * elsewhere may have shortened its expiry to the end of its overlap since.
+ */
+async function granter(ctx: AppContext, auth: AuthContext): Promise<ApiKeyRecord> {
+  return (await findKey(ctx.storage.db, auth.key.id)) ?? auth.key;
+}
+
 async function keyInTenant(ctx: AppContext, request: FastifyRequest<{ Params: { key_id: string } }>): Promise<ApiKeyRecord> {
   const key = await findKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
   if (!key) throw new ApiError('not_found', `No API key ${request.params.key_id}.`);
@@ -70,9 +79,9 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       const auth = caller(request);
       // Bad input first: a scope that does not exist is validation_failed, not an escalation.
       checkNewKeyInput(request.body);
-      assertNoEscalation(auth.key.scopes, request.body.scopes);
+      const input = boundByGranter(await granter(ctx, auth), request.body, ctx.config.defaultRateLimit);
       const tenant = await tenantOf(ctx, auth);
-      const { record, key } = await createApiKey(ctx.storage.db, tenant, request.body, ctx.config.defaultRateLimit);
+      const { record, key } = await createApiKey(ctx.storage.db, tenant, input, ctx.config.defaultRateLimit);
       return reply.code(201).send(ok({ ...view(record), key }));
     },
   );
@@ -154,8 +163,8 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
     async (request, reply) => {
       const auth = caller(request);
       const old = await keyInTenant(ctx, request);
-      // The caller receives the successor's secret, so it must hold every scope the key has.
-      assertNoEscalation(auth.key.scopes, old.scopes);
+      // The caller receives the successor's secret, so it must hold everything the successor gets.
+      assertMayRotate(await granter(ctx, auth), old);
       const tenant = await tenantOf(ctx, auth);
       const { record, key } = await rotateApiKey(ctx.storage.db, old, tenant, request.body?.overlap_seconds ?? 3600);
       ctx.keyCache.forget(old.hash);

@@ -1,17 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
-import { type ConnectorResult, type Operation, operations } from '../connectors/connector.ts';
+import {
+  type ConnectorDefinition,
+  type ConnectorResult,
+  type Operation,
+  operations,
+  type ResolvedIntegration,
+} from '../connectors/connector.ts';
 import { connectors } from '../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError, errorBody } from '../errors.ts';
+import { TenantConcurrency } from '../execution/concurrency.ts';
 import { checkExecuteRequest, runExecute } from '../execution/executor.ts';
 import { requestFingerprint } from '../execution/fingerprint.ts';
 import { toApiError } from '../http/error-handler.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
+import { redactReply } from '../secrets/redact.ts';
 import { insertExecution, newExecutionId } from '../storage/executions.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../storage/idempotency.ts';
 import { findIntegration } from '../storage/integrations.ts';
+import { ExecuteBudget } from '../transport/budget.ts';
 import { idParams, security } from './schemas.ts';
 
 interface ExecuteBody {
@@ -36,55 +45,91 @@ function successBody(result: ConnectorResult) {
   return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
 }
 
+/** The secret values of the integration (decrypted), which no reply or record may show. */
+function secretValues(definition: ConnectorDefinition, integration: ResolvedIntegration): string[] {
+  return definition.secretFields.flatMap((field) => {
+    const value = integration.config[field];
+    return typeof value === 'string' && value !== '' ? [value] : [];
+  });
+}
+
+interface Answer {
+  status: number;
+  /** The reply as sent, secrets redacted. */
+  text: string;
+  messageCount: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+/** The failure reply; a bug becomes internal_error (logged), never its own message. */
+function failureAnswer(request: FastifyRequest, thrown: unknown, secrets: readonly string[]): Answer {
+  let error = toApiError(thrown);
+  if (!error) {
+    request.log.error({ err: thrown }, 'execute failed with an unexpected error');
+    error = new ApiError('internal_error');
+  }
+  const body = errorBody(error.code, error.message, request.id, error.details, error.upstreamErrors);
+  const { value, text } = redactReply(body, secrets);
+  return { status: error.status, text, messageCount: 0, errorCode: error.code, errorMessage: value.error.message };
+}
+
 /**
- * POST /integrations/{id}/execute: checks, claims the Idempotency-Key, runs through the executor,
- * records the execution, and answers in the one shape. The route knows nothing of GraphQL or SOAP.
+ * POST /integrations/{id}/execute: checks, claims the Idempotency-Key, runs through the executor within one budget
+ * (bytes and deadline), records the execution, and answers in the one shape. The route knows nothing of GraphQL or
+ * SOAP: whether a failed call may give its key back is whether a write reached the upstream, which the budget tells.
  */
 export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): void {
   const db = ctx.storage.db;
+  const { config } = ctx;
+  const slots = new TenantConcurrency(config.tenantConcurrency);
+  const deadlineMs = config.executeDeadlineSeconds * 1000;
 
   async function respond(request: ExecuteRequest, reply: FastifyReply) {
     const auth = caller(request);
+    const idempotencyKey = idempotencyKeyOf(request);
+    const release = slots.tryAcquire(auth.tenantId);
+    if (!release) {
+      reply.header('retry-after', '1');
+      throw new ApiError(
+        'rate_limited',
+        `This tenant already has ${slots.limit} executes running on this instance; retry when one has finished.`,
+        { reason: 'concurrency', limit: slots.limit },
+      );
+    }
+    try {
+      return await run(request, reply, auth.tenantId, auth.key.id, idempotencyKey);
+    } finally {
+      release();
+    }
+  }
+
+  async function run(request: ExecuteRequest, reply: FastifyReply, tenantId: string, keyId: string, idempotencyKey?: string) {
     const { operation, ...fields } = request.body;
-    const stored = await findIntegration(db, auth.tenantId, request.params.id);
+    const stored = await findIntegration(db, tenantId, request.params.id);
     if (!stored) throw new ApiError('not_found', `No integration ${request.params.id}.`);
     // Taken at the start, so that the log's newest-first order is the order the calls began in.
     const executionId = newExecutionId();
     const startedAt = nowIso();
     const started = performance.now();
+    const budget = new ExecuteBudget({ maxBytes: config.executeMaxBytes, deadlineMs }, started);
 
-    const record = (httpStatus: number, code: string | null, count: number) =>
-      insertExecution(db, auth.tenantId, {
-        id: executionId,
-        integration_id: stored.id,
-        connector: stored.connector,
-        operation,
-        status: httpStatus < 300 ? 'succeeded' : 'failed',
-        http_status: httpStatus,
-        error_code: code,
-        message_count: count,
-        duration_ms: Math.round(performance.now() - started),
-        api_key_id: auth.key.id,
-        request_id: request.id,
-        started_at: startedAt,
-      });
-
-    let status = 200;
-    let body: object;
-    let messageCount = 0;
-    let errorCode: string | null = null;
-    const idempotencyKey = idempotencyKeyOf(request);
+    let secrets: string[] = [];
     let claimed = false;
+    let answer: Answer;
     try {
       const definition = connectors.get(stored.connector);
       if (!definition) {
         throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
       }
       checkExecuteRequest(definition, operation, fields);
-      const connection = definition.connect(resolveIntegration(definition, stored, ctx.masterKey), ctx.connectors);
+      const integration = resolveIntegration(definition, stored, ctx.masterKey);
+      secrets = secretValues(definition, integration);
+      const connection = definition.connect(integration, { ...ctx.connectors, budget });
 
       if (idempotencyKey !== undefined) {
-        const claim = await claimIdempotencyKey(db, auth.tenantId, idempotencyKey, requestFingerprint(stored.id, request.body));
+        const fingerprint = requestFingerprint(stored.id, request.body);
+        const claim = await claimIdempotencyKey(db, tenantId, idempotencyKey, fingerprint, deadlineMs);
         if (claim.kind === 'mismatch') throw new ApiError('idempotency_key_reused');
         if (claim.kind === 'in_progress') {
           throw new ApiError('conflict', 'A request with this Idempotency-Key is still running; retry when it has finished.');
@@ -98,32 +143,37 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
         claimed = true;
       }
 
-      const result = await runExecute(definition, connection, operation, fields);
-      messageCount = result.messageCount;
-      body = successBody(result);
+      const result = await runExecute(definition, connection, operation, fields, budget);
+      // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
+      const { text } = redactReply(successBody(result), secrets);
+      answer = { status: 200, text, messageCount: result.messageCount, errorCode: null, errorMessage: null };
     } catch (thrown) {
-      const error = toApiError(thrown);
-      if (!error) {
-        if (claimed && idempotencyKey !== undefined) await releaseIdempotencyKey(db, auth.tenantId, idempotencyKey);
-        // A bug: the error handler answers 500 internal_error (and logs it); the call is in the log all the same.
-        await record(500, 'internal_error', 0);
-        throw thrown;
-      }
-      // Refused before anything was written upstream: the key is given back so a corrected retry may use it.
-      if (claimed && idempotencyKey !== undefined && refusedBeforeWriting(error)) {
-        await releaseIdempotencyKey(db, auth.tenantId, idempotencyKey);
-        claimed = false;
-      }
-      status = error.status;
-      errorCode = error.code;
-      body = errorBody(error.code, error.message, request.id, error.details, error.upstreamErrors);
+      answer = failureAnswer(request, thrown, secrets);
     }
 
     if (claimed && idempotencyKey !== undefined) {
-      await completeIdempotencyKey(db, auth.tenantId, idempotencyKey, status, JSON.stringify(body));
+      // A refusal the caller can correct (4xx), or our own bug, gives the key back so that a retry runs, unless a
+      // write reached the upstream: then, as for any upstream failure (5xx), the answer is kept and replayed.
+      const giveBack = (answer.status < 500 || answer.errorCode === 'internal_error') && !budget.wroteUpstream;
+      if (answer.status >= 400 && giveBack) await releaseIdempotencyKey(db, tenantId, idempotencyKey);
+      else await completeIdempotencyKey(db, tenantId, idempotencyKey, answer.status, answer.text);
     }
-    await record(status, errorCode, messageCount);
-    return reply.code(status).send(body);
+    await insertExecution(db, tenantId, {
+      id: executionId,
+      integration_id: stored.id,
+      connector: stored.connector,
+      operation,
+      status: answer.status < 300 ? 'succeeded' : 'failed',
+      http_status: answer.status,
+      error_code: answer.errorCode,
+      error_message: answer.errorMessage,
+      message_count: answer.messageCount,
+      duration_ms: Math.round(performance.now() - started),
+      api_key_id: keyId,
+      request_id: request.id,
+      started_at: startedAt,
+    });
+    return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.text);
   }
 
   app.post<{ Params: { id: string }; Body: ExecuteBody }>(
@@ -146,25 +196,4 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
     },
     respond,
   );
-}
-
-/** Codes that mean a request was refused rather than run (a receive's records_path is checked against the answer). */
-const refusals = [
-  'validation_failed',
-  'unsupported_operation',
-  'integration_misconfigured',
-  'egress_denied',
-  'unknown_soap_method',
-  'invalid_soap_params',
-];
-
-/**
- * Whether a failed request changed nothing upstream, so that its Idempotency-Key may be given back: a refusal,
- * unless a sync's outbound mutation had already run (`details.stage: "inbound"`, its result in
- * `details.outbound`): a retry must then be a replay, never a second mutation.
- */
-function refusedBeforeWriting(error: ApiError): boolean {
-  const outboundRan =
-    error.details?.stage === 'inbound' && error.details.outbound !== null && error.details.outbound !== undefined;
-  return refusals.includes(error.code) && !outboundRan;
 }

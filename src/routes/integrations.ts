@@ -116,7 +116,8 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
       schema: {
         tags,
         security,
-        summary: 'Merge config fields; a secret left out is kept, null or "" clears it.',
+        summary:
+          'Merge config fields; a secret left out is kept, null or "" clears it, and must be sent again when a URL changes origin.',
         params,
         body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, config: { type: 'object' } } },
       },

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
+import * as executionMessages from './migrations/003_execution_messages.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -23,6 +24,7 @@ export interface Storage {
 const migrations: Record<string, Migration> = {
   '001_foundation': foundation,
   '002_integrations': integrations,
+  '003_execution_messages': executionMessages,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -40,7 +42,8 @@ export function openStorage(databaseUrl: string, options: { pgPoolMax?: number }
   if (!databaseUrl.startsWith('sqlite:')) throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   const path = sqlitePath(databaseUrl);
   const dataDir = path === ':memory:' ? undefined : dirname(path);
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // Owner-only, like the files in it (the database, master.key); an existing folder keeps its mode.
+  if (dataDir) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openNodeSqlite(path) }) });
   return { db, kind: 'sqlite', dataDir, close: () => db.destroy() };
 }

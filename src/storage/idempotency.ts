@@ -1,8 +1,6 @@
 import type { Db } from './database.ts';
 
 export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
-/** A claim older than this is taken to belong to a request that died with its process. */
-export const abandonedClaimMs = 10 * 60 * 1000;
 
 /** Expired entries of every key are purged at most this often per storage, so the table holds about a day of keys. */
 const purgeIntervalMs = 60 * 1000;
@@ -23,9 +21,17 @@ export type Claim =
 
 /**
  * Claims `key` for a request with `fingerprint`. The insert is the lock: of two concurrent
- * requests with one key exactly one gets `claimed`, so only one reaches the upstream.
+ * requests with one key exactly one gets `claimed`, so only one reaches the upstream. A pending
+ * claim older than `abandonAfterMs` (the execute deadline: no live request runs longer) belonged to
+ * a request that died with its process, and is free again.
  */
-export async function claimIdempotencyKey(db: Db, tenantId: string, key: string, fingerprint: string): Promise<Claim> {
+export async function claimIdempotencyKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  fingerprint: string,
+  abandonAfterMs: number,
+): Promise<Claim> {
   const now = Date.now();
   await purgeExpired(db, now);
   // Expired or abandoned entries give the key back.
@@ -36,7 +42,7 @@ export async function claimIdempotencyKey(db: Db, tenantId: string, key: string,
     .where((eb) =>
       eb.or([
         eb('expires_at', '<=', new Date(now).toISOString()),
-        eb.and([eb('state', '=', 'pending'), eb('created_at', '<=', new Date(now - abandonedClaimMs).toISOString())]),
+        eb.and([eb('state', '=', 'pending'), eb('created_at', '<=', new Date(now - abandonAfterMs).toISOString())]),
       ]),
     )
     .execute();
@@ -62,7 +68,7 @@ export async function claimIdempotencyKey(db: Db, tenantId: string, key: string,
     .where('tenant_id', '=', tenantId)
     .where('key', '=', key)
     .executeTakeFirst();
-  if (!existing) return claimIdempotencyKey(db, tenantId, key, fingerprint);
+  if (!existing) return claimIdempotencyKey(db, tenantId, key, fingerprint, abandonAfterMs);
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (existing.state !== 'done' || existing.response === null) return { kind: 'in_progress' };
   return { kind: 'replay', status: Number(existing.http_status), response: existing.response };

@@ -64,6 +64,8 @@ export interface ExecutionsTable {
   status: string;
   http_status: number;
   error_code: string | null;
+  /** The message the caller got, secrets redacted; null for a success. */
+  error_message: string | null;
   message_count: number;
   duration_ms: number;
   api_key_id: string;

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, request } from 'undici';
 import { ApiError } from '../errors.ts';
 import { readUpstreamBody } from './body.ts';
+import type { ExecuteBudget } from './budget.ts';
 import { upstreamFailure } from './failures.ts';
 
 export interface UpstreamRequest {
@@ -13,6 +14,8 @@ export interface UpstreamRequest {
   timeoutMs: number;
   /** Largest body, compressed and decompressed. */
   maxBodyBytes: number;
+  /** The execute's budget: the request gets no more time or bytes than the whole call has left, and spends them. */
+  budget?: ExecuteBudget;
 }
 
 export interface UpstreamResponse {
@@ -85,8 +88,16 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
   // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics).
   url.username = '';
   url.password = '';
+  // The execute's own deadline and byte budget bound this request when they are the tighter limit.
+  const budget = upstream.budget;
+  budget?.assertCanSend();
+  const executeMs = budget?.remainingMs() ?? Number.POSITIVE_INFINITY;
+  const timeoutMs = Math.max(1, Math.ceil(Math.min(upstream.timeoutMs, executeMs)));
+  const executeBytes = budget?.remainingBytes() ?? Number.POSITIVE_INFINITY;
+  const maxBodyBytes = Math.min(upstream.maxBodyBytes, executeBytes);
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), upstream.timeoutMs);
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  if (upstream.method === 'POST') budget?.countPost();
   try {
     const response = await request(url, {
       dispatcher,
@@ -94,16 +105,24 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
       headers: withGzip(upstream.headers),
       body: upstream.body,
       signal: deadline.signal,
-      headersTimeout: upstream.timeoutMs,
-      bodyTimeout: upstream.timeoutMs,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
     });
     const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase();
     const declaredGzip = encoding === 'gzip' || encoding === 'x-gzip';
-    const body = await readUpstreamBody(response.body, declaredGzip, upstream.maxBodyBytes);
+    const body = await readUpstreamBody(response.body, declaredGzip, maxBodyBytes);
+    budget?.spend(body.length);
     return { status: response.statusCode, headers: flattenHeaders(response.headers), body };
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw upstreamFailure(err, { host, timeoutMs: upstream.timeoutMs, timedOut: deadline.signal.aborted });
+    if (err instanceof ApiError) {
+      if (budget && err.code === 'upstream_response_too_large' && executeBytes < upstream.maxBodyBytes) throw budget.exhaust();
+      throw err;
+    }
+    const failure = upstreamFailure(err, { host, timeoutMs, timedOut: deadline.signal.aborted });
+    if (budget && executeMs < upstream.timeoutMs && failure instanceof ApiError && failure.code === 'upstream_timeout') {
+      throw budget.timedOut();
+    }
+    throw failure;
   } finally {
     clearTimeout(timer);
   }

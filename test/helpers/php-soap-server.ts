@@ -150,7 +150,8 @@ function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-async function waitUntilReady(origin: string, child: ChildProcess, stderr: () => string, timeoutMs = 10_000): Promise<void> {
+// A ceiling, not a bound: the wait includes a process start-up, which a loaded machine can make slow.
+async function waitUntilReady(origin: string, child: ChildProcess, stderr: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exited(child)) throw new Error(`php -S exited (${child.exitCode ?? child.signalCode}) before answering:\n${stderr()}`);

@@ -29,7 +29,7 @@ export interface ServerProcess {
   stderr(): string;
   /** What the server wrote to stdout so far: its log, one JSON line per entry (pino writes to stdout). */
   stdout(): string;
-  /** SIGTERM, then the exit code once the process has exited; SIGKILL and a rejection after `timeoutMs`. */
+  /** SIGTERM, then the exit code once the process has exited; SIGKILL and a rejection after `timeoutMs` (default 30 s). */
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
@@ -89,14 +89,21 @@ function captureOutput(child: ChildProcess): { stdout(): string; stderr(): strin
   return { stdout: () => stdout, stderr: () => stderr };
 }
 
-/** Runs `interchange <args>` to completion; one that runs past `timeoutMs` is killed (code null). */
+/**
+ * Generous ceilings for what includes a process's start-up or shutdown: on a loaded machine a Node
+ * process can take seconds to start. They catch a process that hangs; they measure nothing.
+ */
+const startCeilingMs = 60_000;
+const stopCeilingMs = 30_000;
+
+/** Runs `interchange <args>` to completion; one that runs past `timeoutMs` (default 60 s) is killed (code null). */
 export function runCli(args: string[], env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolveResult, reject) => {
     const child = track(
       spawn(process.execPath, [bin, ...args], { env: childEnv(env), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
     );
     const output = captureOutput(child);
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? startCeilingMs);
     let exitedAt = 0;
     child.once('exit', () => {
       exitedAt = performance.now();
@@ -135,15 +142,16 @@ async function waitUntilHealthy(url: string, child: ChildProcess, stderr: () => 
     } catch {
       // Not listening yet.
     }
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
   throw new Error(`server did not answer /healthz within ${timeoutMs} ms:\n${stderr()}`);
 }
 
 /**
- * Starts `interchange serve` on a free port and resolves once /healthz answers. The port is picked
- * by the caller's process, so another process may take it first: then it tries again on another.
+ * Starts `interchange serve` on a free port and resolves once /healthz answers (polled, for up to
+ * `timeoutMs`, default 60 s). The port is picked by the caller's process, so another process may take
+ * it first: then it tries again on another.
  */
 export async function startServer(env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
@@ -158,7 +166,7 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
     );
     const output = captureOutput(child);
     try {
-      await waitUntilHealthy(url, child, output.stderr, options.timeoutMs ?? 10_000);
+      await waitUntilHealthy(url, child, output.stderr, options.timeoutMs ?? startCeilingMs);
     } catch (error) {
       if (attempt < 3 && output.stderr().includes('EADDRINUSE')) continue;
       throw error;
@@ -168,7 +176,7 @@ export async function startServer(env: Env, options: { cwd?: string; timeoutMs?:
       child,
       stderr: output.stderr,
       stdout: output.stdout,
-      async stop(timeoutMs = 5_000) {
+      async stop(timeoutMs = stopCeilingMs) {
         if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
         child.kill('SIGTERM');
         let timer: NodeJS.Timeout | undefined;

@@ -71,6 +71,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       body,
       timeoutMs: Number(timeoutSeconds) * 1000,
       maxBodyBytes: context.upstreamMaxBytes,
+      budget: context.budget,
     });
     return readGraphqlResponse(response.status, response.headers, response.body);
   }
@@ -143,6 +144,7 @@ export const graphqlConnector: ConnectorDefinition = {
   id: 'graphql-1.0.0',
   configProperties,
   secretFields: ['token'],
+  urlFields: ['base_url'],
   defaults: { timeout_seconds: 30 },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: sendSchema, receive: receiveSchema },

@@ -49,8 +49,9 @@ export async function paginate(
   for (let pages = 1; ; pages++) {
     const page = await fetchPage(after);
     const extracted = extractRecords(page.data, recordsPath);
-    records.push(...extracted.records);
-    if (page.errors !== undefined) errors.push(...page.errors);
+    // One by one: spreading a page of 150,000 records into push() overflows the call stack.
+    for (const record of extracted.records) records.push(record);
+    if (page.errors !== undefined) for (const error of page.errors) errors.push(error);
     if (pages === 1) totalCount = extracted.totalCount;
     const stoppedBy = stopReason(extracted.pageInfo, followed, pages, maxPages);
     if (stoppedBy !== undefined) {

@@ -7,7 +7,7 @@ import { buildEnvelope, envelopeIssues, requestHeaders } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
-import { SoapHttp, type SoapHttpOptions } from './soap-http.ts';
+import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
 import { checkWsdlCall } from './wsdl-checks.ts';
 import { loadWsdlModel, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
 
@@ -69,6 +69,7 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
       headers,
       timeoutMs: Number(c.timeout_seconds) * 1000,
       maxBodyBytes: context.upstreamMaxBytes,
+      budget: context.budget,
     },
   };
 }
@@ -118,7 +119,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
   const model = (): Promise<WsdlModel> =>
     context.wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
-      const http = new SoapHttp(settings.http);
+      const http = new SoapHttp({ ...settings.http, wsdlLoad: { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs } });
       try {
         return await loadWsdlModel(settings.endpointUrl, http);
       } catch (error) {
@@ -178,6 +179,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       body: envelope,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
+      budget: settings.http.budget,
     });
     return { data: readSoapResponse(response.status, response.headers, response.body), messageCount: 1 };
   }
@@ -210,6 +212,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
         headers: settings.http.headers,
         timeoutMs: settings.http.timeoutMs,
         maxBodyBytes: settings.http.maxBodyBytes,
+        budget: settings.http.budget,
       });
       return {
         data: {
@@ -227,6 +230,7 @@ export const soapConnector: ConnectorDefinition = {
   id: 'soap-1.0.0',
   configProperties,
   secretFields: ['auth_value'],
+  urlFields: ['endpoint_url', 'service_url'],
   defaults: { timeout_seconds: 60, soap_version: '1.1' },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: callSchema, receive: callSchema },

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../../errors.ts';
+import type { ExecuteBudget } from '../../transport/budget.ts';
 import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
 
 export interface SoapHttpOptions {
@@ -8,7 +9,22 @@ export interface SoapHttpOptions {
   headers: Record<string, string>;
   timeoutMs: number;
   maxBodyBytes: number;
+  /** The execute's budget, spent by every request (WSDL documents included). */
+  budget: ExecuteBudget;
+  /** Set when this client loads a WSDL: bounds on all its documents together (API.md section 10). */
+  wsdlLoad?: WsdlLoadLimits;
 }
+
+/** What loading one WSDL may cost, all its imports and includes together. */
+export interface WsdlLoadLimits {
+  maxDocuments: number;
+  maxBytes: number;
+  /** For all the documents together, from the first fetch (the integration's timeout_seconds). */
+  timeoutMs: number;
+}
+
+/** API.md section 10: one WSDL is at most 100 documents and 16 MiB, read within the integration's timeout_seconds. */
+export const wsdlLoadDefaults = { maxDocuments: 100, maxBytes: 16 * 1024 * 1024 } as const;
 
 type Callback = (
   error: unknown,
@@ -32,6 +48,9 @@ export class SoapHttp {
   readonly fetched: string[] = [];
   /** The documents those fetches returned (the SOAP version of a binding is read from them). */
   readonly fetchedXml: string[] = [];
+  #fetchedBytes = 0;
+  /** `performance.now()` by which every document of the WSDL must have arrived. */
+  #loadEndsAt: number | undefined;
 
   constructor(options: SoapHttpOptions) {
     this.#options = options;
@@ -44,14 +63,22 @@ export class SoapHttp {
       if (!droppedHeaders.has(name.toLowerCase()) && value !== undefined) headers[name.toLowerCase()] = String(value);
     }
     const isFetch = data === null || data === undefined;
+    let bounds: ReturnType<SoapHttp['loadBounds']>;
+    try {
+      bounds = isFetch ? this.loadBounds() : { timeoutMs: this.#options.timeoutMs, maxBodyBytes: this.#options.maxBodyBytes };
+    } catch (error) {
+      process.nextTick(callback, error);
+      return;
+    }
     if (isFetch) this.fetched.push(url);
     sendUpstream(this.#options.dispatcher, {
       url,
       method: isFetch ? 'GET' : 'POST',
       headers,
       body: data ?? undefined,
-      timeoutMs: this.#options.timeoutMs,
-      maxBodyBytes: this.#options.maxBodyBytes,
+      timeoutMs: bounds.timeoutMs,
+      maxBodyBytes: bounds.maxBodyBytes,
+      budget: this.#options.budget,
     }).then(
       (response) => {
         this.last = response;
@@ -60,12 +87,60 @@ export class SoapHttp {
           callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
           return;
         }
-        if (isFetch) this.fetchedXml.push(text);
+        if (isFetch) {
+          this.#fetchedBytes += response.body.length;
+          this.fetchedXml.push(text);
+        }
         callback(null, { status: response.status, headers: response.headers, data: text }, text);
       },
-      (error) => callback(error),
+      (error) => callback(isFetch ? this.loadFailure(error, bounds) : error),
     );
   }
+
+  /** The time and bytes the next WSDL document may take; throws once the WSDL has used up its documents or time. */
+  private loadBounds(): { timeoutMs: number; maxBodyBytes: number; boundByLoad?: { time: boolean; bytes: boolean } } {
+    const limits = this.#options.wsdlLoad;
+    if (!limits) return { timeoutMs: this.#options.timeoutMs, maxBodyBytes: this.#options.maxBodyBytes };
+    this.#loadEndsAt ??= performance.now() + limits.timeoutMs;
+    if (this.fetched.length >= limits.maxDocuments) {
+      throw new ApiError(
+        'upstream_invalid_response',
+        `The WSDL needs more than ${limits.maxDocuments} documents (imports and includes); at most ${limits.maxDocuments} are read.`,
+        { limit_documents: limits.maxDocuments },
+      );
+    }
+    const timeLeft = this.#loadEndsAt - performance.now();
+    if (timeLeft <= 0) throw wsdlTimeout(limits);
+    const bytesLeft = limits.maxBytes - this.#fetchedBytes;
+    return {
+      timeoutMs: Math.min(this.#options.timeoutMs, timeLeft),
+      maxBodyBytes: Math.min(this.#options.maxBodyBytes, bytesLeft),
+      boundByLoad: { time: timeLeft < this.#options.timeoutMs, bytes: bytesLeft < this.#options.maxBodyBytes },
+    };
+  }
+
+  /** A document's failure in the WSDL's terms when the WSDL's own limits, not one request's, were what ran out. */
+  private loadFailure(error: unknown, bounds: ReturnType<SoapHttp['loadBounds']>): unknown {
+    const limits = this.#options.wsdlLoad;
+    if (!limits || !(error instanceof ApiError) || error.details?.scope === 'execute') return error;
+    if (error.code === 'upstream_timeout' && bounds.boundByLoad?.time) return wsdlTimeout(limits);
+    if (error.code === 'upstream_response_too_large' && bounds.boundByLoad?.bytes) {
+      return new ApiError(
+        'upstream_invalid_response',
+        `The WSDL's documents together are larger than the limit of ${limits.maxBytes} bytes.`,
+        { limit_bytes: limits.maxBytes },
+      );
+    }
+    return error;
+  }
+}
+
+function wsdlTimeout(limits: WsdlLoadLimits): ApiError {
+  const seconds = limits.timeoutMs / 1000;
+  return new ApiError('upstream_timeout', `Loading the WSDL and all its documents took longer than ${seconds} s.`, {
+    timeout_seconds: seconds,
+    scope: 'wsdl',
+  });
 }
 
 /**

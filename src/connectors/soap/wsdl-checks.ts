@@ -1,4 +1,4 @@
-import { ApiError, type ValidationIssue } from '../../errors.ts';
+import { ApiError, listedIssues, type ValidationIssue } from '../../errors.ts';
 import type { CallFields } from './schemas.ts';
 import { inputParameters, type PortInfo, type WsdlModel } from './wsdl-model.ts';
 
@@ -29,9 +29,12 @@ export function checkWsdlCall(model: WsdlModel, service: string, port: PortInfo,
   if (issues.length > 0) {
     throw new ApiError(
       'invalid_soap_params',
-      `The params do not fit ${fields.method}: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}.`,
+      `The params do not fit ${fields.method}: ${issues
+        .slice(0, 3)
+        .map((i) => `${i.path} ${i.message}`)
+        .join('; ')}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}.`,
       {
-        issues,
+        ...listedIssues(issues),
         expected: expected.map((p) => ({ name: p.name, type: p.type, required: p.required, repeated: p.repeated })),
       },
     );
