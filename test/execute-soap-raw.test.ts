@@ -262,9 +262,14 @@ describe('execute with the SOAP connector in raw mode', () => {
       ],
     );
     secured.clearLog();
-    await put('sec', { endpoint_url: secured.url('/raw'), namespace: RAW, auth_header: 'X-Auth-Token', auth_value: 'wrong' });
+    await put('sec', {
+      endpoint_url: secured.url('/raw'),
+      namespace: RAW,
+      auth_header: 'X-Auth-Token',
+      auth_value: 'not-the-token-7',
+    });
     const error = assertError(await call('sec', 'Echo', { message: 'x' }), 502, 'upstream_http_error');
     assert.deepEqual(error.details, { upstream_status: 401, body_excerpt: 'Unauthorized: missing or wrong X-Auth-Token\n' });
-    assert.equal(received(secured).authToken, 'wrong');
+    assert.equal(received(secured).authToken, 'not-the-token-7');
   });
 });

@@ -363,7 +363,7 @@ describe('parseXml: one safe parser configuration', () => {
   });
 
   test('malformed or non-XML text is upstream_invalid_response, never a crash', () => {
-    const deep = `${'<a>'.repeat(150)}${'</a>'.repeat(150)}`;
+    const deep = `${'<a>'.repeat(257)}${'</a>'.repeat(257)}`;
     for (const text of [
       '',
       '   ',

@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
+import { jsonBoundExceeded } from '../../transport/json-bounds.ts';
 
 /** A usable GraphQL answer: data, and the upstream's `errors` when the success is partial. */
 export interface GraphqlAnswer {
@@ -7,8 +8,6 @@ export interface GraphqlAnswer {
   /** Present (non-empty) only for a partial success; the caller puts it at the response's top level. */
   errors?: unknown[];
 }
-
-/** Upstream bodies are quoted back at most this long (API.md §1, `body_excerpt` ≤ 1 KiB). */
 
 /**
  * Normalises an upstream GraphQL HTTP answer (already gunzipped) into data or an ApiError
@@ -26,11 +25,18 @@ export interface GraphqlAnswer {
  * - A 2xx body that is not a JSON object, has a non-object `data`, or neither data nor errors:
  *   `upstream_invalid_response` with `details.body_excerpt`.
  * - On a 2xx, a non-array `errors` (some APIs send a string) is wrapped as one error.
+ * - Whatever the status, JSON beyond the bounds of API.md §10 (nesting deeper than 256 levels,
+ *   more than a million objects and arrays; see json-bounds.ts) is `upstream_invalid_response`
+ *   naming the bound, checked before parsing, so nothing of it is kept, not even the data of a
+ *   partial success.
  *
  * @example readGraphqlResponse(200, {}, Buffer.from('{"data":{"a":1}}')) // { data: { a: 1 } }
  */
 export function readGraphqlResponse(status: number, headers: Record<string, string>, body: Buffer): GraphqlAnswer {
-  const parsed = parseJsonObject(body);
+  const text = jsonText(body);
+  const exceeded = jsonBoundExceeded(text);
+  if (exceeded !== undefined) throw invalidResponse(`${exceeded}, which is refused`, status, headers, body);
+  const parsed = parseJsonObject(text);
   if (status === 401 || status === 403) {
     const errors = parsed === undefined ? undefined : specErrorsOf(parsed.errors);
     throw new ApiError(
@@ -87,9 +93,13 @@ function invalidResponse(what: string, status: number, headers: Record<string, s
   });
 }
 
-function parseJsonObject(body: Buffer): Record<string, unknown> | undefined {
-  let text = body.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+/** The body as UTF-8 text, without a byte-order mark. */
+function jsonText(body: Buffer): string {
+  const text = body.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return isObject(value) ? value : undefined;

@@ -2,6 +2,7 @@ import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { parseSoapFault } from './fault.ts';
 import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
+import { XmlBoundExceeded } from './xml-bounds.ts';
 
 /**
  * Normalises a raw-mode SOAP answer (already decompressed) into the method's result or an ApiError (API.md §1, §6),
@@ -14,6 +15,8 @@ import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, tex
  * - 2xx: an HTML page (`<!DOCTYPE html` or `<html` first), unreadable XML (malformed, or declaring a DTD) and XML
  *   that is not an `Envelope` with a `Body` are `upstream_invalid_response` with `upstream_status`, `content_type`
  *   and `body_excerpt`.
+ * - Any status: XML beyond the bounds of API.md §10 (nesting, attributes of one element, size; see xml-bounds.ts) is
+ *   `upstream_invalid_response` with those details, its message naming the bound; it is not read any further.
  * - 2xx with an empty body (a one-way operation: WS-I Basic Profile answers them 202 or 200 with no body) or an empty
  *   Body: `{}`.
  * - Otherwise the Body's first child element (`AddResponse`) as an object of its children (`{AddResult: "5"}`), as
@@ -41,7 +44,7 @@ export function readSoapResponse(status: number, headers: Record<string, string>
   try {
     document = parseXml(text);
   } catch (error) {
-    if (!success) throw httpError(status, body);
+    if (!success && !(error instanceof XmlBoundExceeded)) throw httpError(status, body);
     throw error instanceof ApiError ? invalidResponse(error.message, status, headers, body) : error;
   }
   const fault = parseSoapFault(document);

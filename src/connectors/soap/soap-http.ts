@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { ApiError } from '../../errors.ts';
 import type { ExecuteBudget } from '../../transport/budget.ts';
 import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
+import { checkXmlBounds } from './xml-bounds.ts';
 
 export interface SoapHttpOptions {
   dispatcher: Dispatcher;
@@ -85,6 +86,13 @@ export class SoapHttp {
         const text = response.body.toString('utf8');
         if (declaresDtd(text)) {
           callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
+          return;
+        }
+        // node-soap's parser gets only XML within the bounds raw mode reads (API.md §10).
+        try {
+          checkXmlBounds(text);
+        } catch (error) {
+          callback(error);
           return;
         }
         if (isFetch) {

@@ -1,0 +1,409 @@
+import { ApiError } from '../../errors.ts';
+import { maxXmlDepth, maxXmlLayouts, XmlBoundExceeded } from './xml-bounds.ts';
+
+/** Attributes of a read element are its keys with this prefix (`@_id`); namespace prefixes are removed first. */
+export const attributePrefix = '@_';
+/** The text of a read element that also has attributes or children. */
+export const textKey = '#text';
+
+type XmlObject = Record<string, unknown>;
+
+/** A property key of the result, interned (one string per name), with a small number for layouts. */
+interface Key {
+  name: string;
+  id: number;
+}
+
+/** An element being read: its name as written (to match the end tag), its key, and what it holds so far. */
+interface OpenElement {
+  name: string;
+  key: Key;
+  content: XmlObject | undefined;
+  /** The layout of `content` so far (see maxXmlLayouts). */
+  layout: number;
+  text: string;
+}
+
+const textKeyId = 0;
+
+/**
+ * Reads an XML document into the shape fast-xml-parser gave with the options Interchange used before (see
+ * `parseXml`), in one forward pass: every search is an `indexOf` or a loop over character codes, so 10 MiB take a
+ * fraction of a second however they are built. Names are interned, so each distinct name is one property key.
+ *
+ * Well-formedness is checked as far as reading an upstream needs it: one root element; names that are XML names;
+ * end tags matching start tags; attributes separated by whitespace, each with a quoted value, none repeated; no text
+ * outside the root; `&` in text only opening a reference; comments, CDATA sections and processing instructions
+ * closed. Any other `<!` (a DTD) is refused. The bounds of `checkXmlBounds` are expected to hold already;
+ * `maxXmlLayouts` is checked here.
+ */
+export function readXml(text: string): XmlObject {
+  const stack: OpenElement[] = [];
+  const elementKeys = new Map<string, Key>();
+  const attributeKeys = new Map<string, Key | null>();
+  /** The trie of layouts: (layout, key id) → layout, both small integers, so the map key stays a small integer. */
+  const layouts = new Map<number, number>();
+  let document: XmlObject | undefined;
+  /** The text since the last tag, as written (comments cut out). */
+  let pending = '';
+  /** When the run has CDATA sections: the pieces before `pending`, text as written and CDATA content alternately. */
+  let cdata: string[] | undefined;
+  let at = 0;
+  const fail = (reason: string, where = at): never => notWellFormed(text, where, reason);
+
+  while (at < text.length) {
+    const open = text.indexOf('<', at);
+    const textEnd = open === -1 ? text.length : open;
+    if (textEnd > at) {
+      const run = text.slice(at, textEnd);
+      if (stack.length === 0) {
+        if (run.trim() !== '') fail('text outside the root element');
+      } else {
+        pending += run;
+      }
+    }
+    if (open === -1) break;
+    at = open;
+    const next = text.charCodeAt(open + 1);
+    if (next === 0x21 /* ! */) {
+      if (text.startsWith('<!--', open)) {
+        const close = text.indexOf('-->', open + 4);
+        if (close === -1) fail('a comment is not closed');
+        at = close + 3;
+      } else if (text.startsWith('<![CDATA[', open)) {
+        const close = text.indexOf(']]>', open + 9);
+        if (close === -1) fail('a CDATA section is not closed');
+        if (stack.length === 0) fail('a CDATA section outside the root element');
+        cdata ??= [];
+        cdata.push(pending, text.slice(open + 9, close));
+        pending = '';
+        at = close + 3;
+      } else {
+        throw new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.');
+      }
+      continue;
+    }
+    if (pending !== '' || cdata !== undefined) endTextRun();
+    if (next === 0x3f /* ? */) {
+      const close = text.indexOf('?>', open + 2);
+      if (close === -1) fail('a processing instruction is not closed');
+      at = close + 2;
+    } else if (next === 0x2f /* / */) {
+      readEndTag(open);
+    } else {
+      readStartTag(open);
+    }
+  }
+  if (stack.length > 0) fail(`<${stack[stack.length - 1].name}> is not closed`);
+  if (document === undefined) fail('there is no root element');
+  return document as XmlObject;
+
+  /**
+   * Ends the text run: trimmed at both ends as written, then decoded (CDATA content as it is), it joins its element's
+   * text; the runs beside child elements concatenate. Comments do not end a run, processing instructions do.
+   */
+  function endTextRun(): void {
+    let run: string;
+    if (cdata === undefined) {
+      run = decodeText(normalizeNewlines(pending.trim()), text, at);
+    } else {
+      const pieces = cdata;
+      pieces.push(pending);
+      cdata = undefined;
+      let first = 0;
+      let last = pieces.length - 1;
+      for (; first <= last; first++) {
+        pieces[first] = pieces[first].trimStart();
+        if (pieces[first] !== '') break;
+      }
+      for (; last >= first; last--) {
+        pieces[last] = pieces[last].trimEnd();
+        if (pieces[last] !== '') break;
+      }
+      run = '';
+      for (let i = first; i <= last; i++) {
+        const piece = normalizeNewlines(pieces[i]);
+        run += i % 2 === 1 ? piece : decodeText(piece, text, at);
+      }
+    }
+    pending = '';
+    if (run !== '') stack[stack.length - 1].text += run;
+  }
+
+  function readEndTag(open: number): void {
+    const element = stack.pop();
+    const nameEnd = nameEndAt(text, open + 2);
+    if (nameEnd === -1) fail('an end tag without a valid name');
+    const matches =
+      element !== undefined && nameEnd - open - 2 === element.name.length && text.startsWith(element.name, open + 2);
+    if (!matches) {
+      const name = text.slice(open + 2, nameEnd);
+      fail(
+        element === undefined ? `the end tag </${name}> closes no element` : `expected </${element.name}> but found </${name}>`,
+      );
+    }
+    at = skipSpace(text, nameEnd);
+    if (text.charCodeAt(at) !== 0x3e /* > */) fail('an end tag is not closed by >');
+    at++;
+    const { key, content, layout, text: elementText } = element as OpenElement;
+    if (content === undefined) place(key, elementText, open);
+    else {
+      if (elementText !== '') {
+        content[textKey] = elementText;
+        extendLayout(layout, textKeyId);
+      }
+      place(key, content, open);
+    }
+  }
+
+  function readStartTag(open: number): void {
+    const nameEnd = nameEndAt(text, open + 1);
+    if (nameEnd === -1) fail('a tag without a valid name');
+    const name = text.slice(open + 1, nameEnd);
+    let key = elementKeys.get(name);
+    if (key === undefined) {
+      const local = name.slice(name.indexOf(':') + 1);
+      if (local === '' || refusedKeys.has(local)) fail(`the element name '${name}' is refused`);
+      key = { name: local, id: elementKeys.size + attributeKeys.size + 1 };
+      elementKeys.set(name, key);
+    }
+    let attributes: XmlObject | undefined;
+    let layout = 0;
+    /** Attribute names as written, searched (past 32 of them, through a set) only when two share a key. */
+    let names: string[] | undefined;
+    let nameSet: Set<string> | undefined;
+    let pos = nameEnd;
+    for (;;) {
+      const spaced = skipSpace(text, pos);
+      const c = text.charCodeAt(spaced);
+      if (c === 0x3e /* > */) {
+        // Already bounded by checkXmlBounds; kept because everything that walks the result recurses.
+        if (stack.length === maxXmlDepth) throw new XmlBoundExceeded(`nests elements deeper than ${maxXmlDepth} levels`);
+        stack.push({ name, key, content: attributes, layout, text: '' });
+        at = spaced + 1;
+        return;
+      }
+      if (c === 0x2f /* / */ && text.charCodeAt(spaced + 1) === 0x3e) {
+        place(key, attributes ?? '', open);
+        at = spaced + 2;
+        return;
+      }
+      if (spaced >= text.length) fail(`the tag <${name}> is not closed`);
+      if (spaced === pos) fail(`the tag <${name}> needs whitespace before each attribute`, spaced);
+      const attributeEnd = nameEndAt(text, spaced);
+      if (attributeEnd === -1) fail(`the tag <${name}> has an attribute without a valid name`, spaced);
+      const attributeName = text.slice(spaced, attributeEnd);
+      pos = skipSpace(text, attributeEnd);
+      if (text.charCodeAt(pos) !== 0x3d /* = */) fail(`the attribute '${attributeName}' has no value`, spaced);
+      pos = skipSpace(text, pos + 1);
+      const quote = text.charCodeAt(pos);
+      if (quote !== 0x22 && quote !== 0x27) fail(`the value of the attribute '${attributeName}' is not quoted`, pos);
+      const close = text.indexOf(text[pos], pos + 1);
+      if (close === -1) fail(`the value of the attribute '${attributeName}' is not closed`, pos);
+      const raw = text.slice(pos + 1, close);
+      pos = close + 1;
+      let attribute = attributeKeys.get(attributeName);
+      if (attribute === undefined) {
+        const attributeKey = attributeKeyOf(attributeName);
+        attribute = attributeKey === null ? null : { name: attributeKey, id: elementKeys.size + attributeKeys.size + 1 };
+        attributeKeys.set(attributeName, attribute);
+      }
+      // Two names with one key (`p:id`, `q:id`): the later value wins, as in fast-xml-parser.
+      const known = attribute !== null && attributes !== undefined && Object.hasOwn(attributes, attribute.name);
+      if (known && names !== undefined) {
+        if (nameSet === undefined && names.length > 32) nameSet = new Set(names);
+        if (nameSet?.has(attributeName) ?? names.includes(attributeName)) {
+          fail(`the attribute '${attributeName}' is repeated`, spaced);
+        }
+      }
+      nameSet?.add(attributeName);
+      names ??= [];
+      names.push(attributeName);
+      if (attribute === null) continue;
+      attributes ??= {};
+      attributes[attribute.name] = decodeReferences(normalizeNewlines(raw).trim());
+      if (!known) layout = extendLayout(layout, attribute.id);
+    }
+  }
+
+  /** Places a finished element in its parent, or makes it the document. Repeated siblings become an array. */
+  function place(key: Key, value: unknown, where: number): void {
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) {
+      if (document !== undefined) fail('there must be exactly one root element', where);
+      document = { [key.name]: value };
+      return;
+    }
+    parent.content ??= {};
+    if (!Object.hasOwn(parent.content, key.name)) {
+      parent.content[key.name] = value;
+      parent.layout = extendLayout(parent.layout, key.id);
+    } else {
+      const earlier = parent.content[key.name];
+      if (Array.isArray(earlier)) earlier.push(value);
+      else parent.content[key.name] = [earlier, value];
+    }
+  }
+
+  /** The layout after adding key `id` to an object of layout `layout`; refuses a new one past maxXmlLayouts. */
+  function extendLayout(layout: number, id: number): number {
+    // Key ids stay under 2^15 (maxXmlNames), layouts under maxXmlLayouts: the product is a small integer.
+    const edge = layout * 0x8000 + id;
+    let next = layouts.get(edge);
+    if (next === undefined) {
+      next = layouts.size + 1;
+      if (next > maxXmlLayouts) {
+        throw new XmlBoundExceeded(`has more than ${maxXmlLayouts} distinct layouts of attribute and child names`);
+      }
+      layouts.set(edge, next);
+    }
+    return next;
+  }
+}
+
+/**
+ * The key of an attribute: `@_` and its local name (`xsi:nil` → `@_nil`; a name with several colons stays whole), or
+ * null for a namespace declaration (`xmlns`, `xmlns:p`), which is dropped as fast-xml-parser drops it.
+ */
+function attributeKeyOf(name: string): string | null {
+  if (name === 'xmlns' || name.startsWith('xmlns:')) return null;
+  const colon = name.indexOf(':');
+  const local = colon !== -1 && name.indexOf(':', colon + 1) === -1 ? name.slice(colon + 1) : name;
+  return attributePrefix + local;
+}
+
+/** Element names that would reach an object's prototype machinery (fast-xml-parser refuses them too). */
+const refusedKeys = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** ASCII name characters: 1 may start a name (letters, `_`, `:`), 2 may only follow (digits, `-`, `.`). */
+const asciiName = new Uint8Array(0x80);
+for (let c = 0; c < 0x80; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z_:]/.test(ch)) asciiName[c] = 1;
+  else if (/[0-9.-]/.test(ch)) asciiName[c] = 2;
+}
+
+// The XML Name production as fast-xml-parser checked it (BMP only), for names with a non-ASCII character. Sticky: it
+// matches at lastIndex or not at all, and a run of one character class cannot backtrack into anything slow.
+const nameStart =
+  ':A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
+const xmlName = new RegExp(`[${nameStart}][${nameStart}\\-.0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040]*`, 'y');
+
+/** The index just past the XML name starting at `from`, or -1 when none starts there. */
+function nameEndAt(text: string, from: number): number {
+  let at = from;
+  for (let c = text.charCodeAt(at); c < 0x80 && asciiName[c] !== 0; c = text.charCodeAt(++at)) {
+    if (at === from && asciiName[c] !== 1) return -1;
+  }
+  if (!(text.charCodeAt(at) >= 0x80)) return at === from ? -1 : at;
+  xmlName.lastIndex = from;
+  return xmlName.test(text) ? xmlName.lastIndex : -1;
+}
+
+/** The text with each CR LF and lone CR as LF, as an XML processor reads line ends. */
+function normalizeNewlines(value: string): string {
+  return value.includes('\r') ? value.replace(/\r\n?/g, '\n') : value;
+}
+
+function skipSpace(text: string, from: number): number {
+  let at = from;
+  for (let c = text.charCodeAt(at); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++at));
+  return at;
+}
+
+/** Element text decoded, refusing an `&` that opens no reference (`runEnd` places the error). */
+function decodeText(run: string, text: string, runEnd: number): string {
+  const decoded = decodeReferences(run, true);
+  if (decoded === undefined) notWellFormed(text, runEnd, "an '&' that opens no reference");
+  return decoded as string;
+}
+
+/**
+ * Decodes the five predefined entities and character references in one pass (`&amp;lt;` → `&lt;`); others stay as
+ * written (`&foo;`, `&#0;`), since no DTD defines anything more. Decoding can only shorten a text. When `strict`,
+ * an `&` that opens no reference at all (`a & b`) makes the result undefined.
+ */
+function decodeReferences(value: string, strict: true): string | undefined;
+function decodeReferences(value: string): string;
+function decodeReferences(value: string, strict = false): string | undefined {
+  let ampersand = value.indexOf('&');
+  if (ampersand === -1) return value;
+  let decoded = '';
+  let copied = 0;
+  while (ampersand !== -1) {
+    const end = referenceEnd(value, ampersand);
+    if (end === -1) {
+      if (strict) return undefined;
+      ampersand = value.indexOf('&', ampersand + 1);
+      continue;
+    }
+    const character = referenceValue(value, ampersand, end);
+    if (character !== undefined) {
+      decoded += value.slice(copied, ampersand) + character;
+      copied = end + 1;
+    }
+    ampersand = value.indexOf('&', end + 1);
+  }
+  return decoded + value.slice(copied);
+}
+
+/** The index of the `;` ending the reference at `ampersand` (`&name;`, `&#10;`, `&#xA;`), or -1 when there is none. */
+function referenceEnd(value: string, ampersand: number): number {
+  let at = ampersand + 1;
+  let c = value.charCodeAt(at);
+  if (c === 0x23 /* # */) {
+    const hex = value.charCodeAt(at + 1) === 0x78; /* x */
+    at += hex ? 2 : 1;
+    const digits = at;
+    for (c = value.charCodeAt(at); isDigit(c) || (hex && isHexLetter(c)); c = value.charCodeAt(++at));
+    return at > digits && c === 0x3b /* ; */ ? at : -1;
+  }
+  if (!(c < 0x80 && asciiName[c] === 1)) return -1;
+  for (; c < 0x80 && asciiName[c] !== 0; c = value.charCodeAt(++at));
+  return c === 0x3b ? at : -1;
+}
+
+/** The character a reference stands for, or undefined to keep it as written. */
+function referenceValue(value: string, ampersand: number, end: number): string | undefined {
+  if (value.charCodeAt(ampersand + 1) === 0x23 /* # */) {
+    const hex = value.charCodeAt(ampersand + 2) === 0x78;
+    const digits = end - ampersand - (hex ? 3 : 2);
+    if (digits > (hex ? 6 : 7)) return undefined;
+    const code = Number.parseInt(value.slice(end - digits, end), hex ? 16 : 10);
+    return isXmlChar(code) ? String.fromCodePoint(code) : undefined;
+  }
+  switch (value.slice(ampersand + 1, end)) {
+    case 'lt':
+      return '<';
+    case 'gt':
+      return '>';
+    case 'amp':
+      return '&';
+    case 'quot':
+      return '"';
+    case 'apos':
+      return "'";
+    default:
+      return undefined;
+  }
+}
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isHexLetter = (c: number) => (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+function isXmlChar(code: number): boolean {
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
+}
+
+function notWellFormed(text: string, at: number, reason: string): never {
+  let line = 1;
+  for (let newline = text.indexOf('\n'); newline !== -1 && newline < at; newline = text.indexOf('\n', newline + 1)) line++;
+  throw new ApiError('upstream_invalid_response', `The upstream answer is not well-formed XML (line ${line}: ${reason}).`);
+}
