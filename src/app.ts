@@ -14,7 +14,13 @@ import type { AppContext } from './context.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
-import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/error-handler.ts';
+import {
+  answerConnect,
+  clientErrorHandler,
+  frameworkErrors,
+  maxParamLength,
+  registerErrorHandling,
+} from './http/error-handler.ts';
 import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -81,11 +87,12 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && saneRequestId.test(given) ? given : randomUUID();
     },
-    routerOptions: { maxParamLength: 2048 },
+    routerOptions: { maxParamLength },
     clientErrorHandler,
     frameworkErrors,
   });
 
+  app.server.on('connect', answerConnect);
   app.setValidatorCompiler(validatorCompiler);
   let closing = false;
   app.addHook('preClose', async () => {
@@ -107,10 +114,10 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
   // JSON is the only body type; an empty body is no body. Depth, NUL, lone surrogates and __proto__ tricks are
   // refused at parse time, before any code recurses over the value.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
     try {
-      done(null, parseJsonBody(body as string, config.maxJsonDepth));
+      done(null, parseJsonBody(body as Buffer, config.maxJsonDepth));
     } catch (error) {
       done(error as ApiError, undefined);
     }

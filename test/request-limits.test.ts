@@ -105,6 +105,84 @@ describe('request bodies are bounded at parse time (API.md sections 1 and 10)', 
     assert.ok(res.body.length < 20_000, `${res.body.length} bytes`);
   });
 
+  test('bytes that are not UTF-8 are 400, not silently replaced by U+FFFD; nothing is written', async () => {
+    const raw = Buffer.concat([
+      Buffer.from('{"entity_id":"bad-utf8","name":"a'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('b"}'),
+    ]);
+    const res = await h.call(acme, {
+      method: 'POST',
+      url: '/api/v1/entities',
+      payload: raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    const error = assertError(res, 400, 'validation_failed');
+    assert.deepEqual(
+      error.details?.issues?.map((i) => i.path),
+      ['(root)'],
+    );
+    assertError(await h.call(acme, { method: 'GET', url: '/api/v1/entities/bad-utf8' }), 404, 'not_found');
+  });
+
+  test('a path parameter longer than the router reads is 400 with an issue, like one of 129 characters', async () => {
+    for (const length of [129, 2049, 5000]) {
+      const error = assertError(
+        await h.call(acme, { method: 'GET', url: `/api/v1/entities/${'a'.repeat(length)}` }),
+        400,
+        'validation_failed',
+      );
+      assert.equal(error.details?.issues?.length, 1, `${length} characters`);
+    }
+  });
+
+  test('a cursor that decodes to a control character is 400 on every list (PostgreSQL cannot compare a NUL)', async () => {
+    for (const list of ['entities', 'api-keys', 'integrations', 'executions']) {
+      for (const cursor of ['AA', Buffer.from('key_\u0001').toString('base64url')]) {
+        const error = assertError(
+          await h.call(acme, { method: 'GET', url: `/api/v1/${list}?cursor=${cursor}` }),
+          400,
+          'validation_failed',
+        );
+        assert.deepEqual(
+          error.details?.issues?.map((i) => i.path),
+          ['cursor'],
+          `${list} ${cursor}`,
+        );
+      }
+    }
+  });
+
+  test('upstream text with a NUL in the message the caller gets is recorded all the same', async () => {
+    const upstream = await httpUpstream((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"errors":[{"message":"bad\\u0000thing"}],"data":null}');
+    });
+    try {
+      const put = await h.call(acme, {
+        method: 'PUT',
+        url: '/api/v1/integrations/nul',
+        payload: { connector: 'graphql-1.0.0', config: { base_url: upstream.url } },
+      });
+      assert.equal(put.statusCode, 201, put.body);
+      const res = await h.call(acme, {
+        method: 'POST',
+        url: '/api/v1/integrations/nul/execute',
+        headers: { 'idempotency-key': 'nul-1' },
+        payload: { operation: 'receive', query: '{ a }' },
+      });
+      assert.equal(res.statusCode, 502, res.body);
+      assert.equal(body(res).error.code, 'graphql_errors');
+      assert.equal(body(res).error.message, 'bad\u0000thing');
+      const list = body(await h.call(acme, { method: 'GET', url: '/api/v1/executions?integration_id=nul' })).data;
+      assert.equal(list.length, 1);
+      assert.equal(list[0].error_message, 'bad\ufffdthing');
+      assert.equal(list[0].request_id, res.headers['x-request-id']);
+    } finally {
+      await upstream.close();
+    }
+  });
+
   test('a failure with 100 issues or fewer has no truncated flag', async () => {
     const error = assertError(await post('/api/v1/entities', '{"name":"x","f1":1,"f2":2}'), 400, 'validation_failed');
     assert.equal(error.details?.issues?.length, 2);
@@ -189,6 +267,26 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (API.md 
     }
     const health = await fetch(`http://127.0.0.1:${portOf(h)}/healthz`);
     assert.equal(health.status, 200);
+  });
+});
+
+describe('a request the HTTP layer hands to no route (API.md section 1)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+    await h.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => h.close());
+
+  test('CONNECT is answered 404 in the error shape, not dropped without a word', async () => {
+    const socket = await openSocket(portOf(h));
+    const answer = untilClosed(socket);
+    socket.write('CONNECT /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { text } = await answer;
+    assert.match(text, /^HTTP\/1\.1 404 Not Found\r\n/);
+    const payload = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+    assert.equal(payload.error.code, 'not_found');
+    assert.match(text, new RegExp(`x-request-id: ${payload.request_id}`, 'i'));
   });
 });
 

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, errorBody, errorCatalogue, validationFailed } from '../errors.ts';
 import { toIssues } from './validation.ts';
 
 export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';
+
+/** Longest path parameter the router reads (ids are at most 128 characters; longer ones get a proper issue). */
+export const maxParamLength = 2048;
 
 // Fastify's own errors that callers can cause, mapped to the catalogue.
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -15,7 +20,6 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_ERR_BAD_URL: 'bad_request',
   FST_ERR_ASYNC_CONSTRAINT: 'bad_request',
-  FST_ERR_MAX_PARAM_LENGTH: 'validation_failed',
 };
 
 /** Turns any thrown value into a catalogue error; unknown errors become a bare internal_error. */
@@ -23,6 +27,9 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   const e = error as FastifyError;
   if (e?.validation) return validationFailed(toIssues(e.validation as never));
+  if (e?.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return validationFailed([{ path: '(path)', message: `a path segment is longer than ${maxParamLength} characters` }]);
+  }
   const code = e?.code ? fastifyCodes[e.code] : undefined;
   if (code) return new ApiError(code);
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
@@ -74,10 +81,24 @@ export function clientErrorHandler(this: unknown, error: NodeJS.ErrnoException, 
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? 'request_timeout'
         : 'bad_request';
-  const [status, message] = errorCatalogue[code];
+  writeRawError(socket, code);
+}
+
+/**
+ * CONNECT asks for a tunnel; Node hands it to a 'connect' listener, or drops the connection without a word when
+ * there is none. This is no proxy: answer 404 in the contract's shape, as for any route that does not exist.
+ */
+export function answerConnect(request: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => socket.destroy());
+  writeRawError(socket, 'not_found', `No route CONNECT ${String(request.url).split('?')[0]}.`);
+}
+
+/** An error answer written straight to a socket Fastify never saw, then the connection closed. */
+function writeRawError(socket: Duplex, code: ErrorCode, message?: string): void {
+  const [status, defaultMessage] = errorCatalogue[code];
   const requestId = randomUUID();
-  const body = JSON.stringify(errorBody(code, message, requestId));
-  const reason = { 431: 'Request Header Fields Too Large', 408: 'Request Timeout' }[status as number] ?? 'Bad Request';
+  const body = JSON.stringify(errorBody(code, message ?? defaultMessage, requestId));
+  const reason = STATUS_CODES[status] ?? 'Error';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,

@@ -1,6 +1,8 @@
 import secureJson from 'secure-json-parse';
 import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /** A NUL or a lone surrogate: in a `u` regex a surrogate range matches only unpaired halves. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding the NUL is the point.
 const forbiddenCharacter = /[\u0000\ud800-\udfff]/u;
@@ -18,6 +20,7 @@ function pathOf(place: Place | undefined): string {
 
 /**
  * Parses a JSON request body (API.md sections 1 and 10), refusing before anything recurses over it:
+ * - bytes that are not UTF-8: `validation_failed` (strings must be valid Unicode);
  * - not JSON: `invalid_json`; `__proto__` and `constructor.prototype` keys: `invalid_json` (secure-json-parse);
  * - nesting deeper than `maxDepth` (the body itself is level 1): `validation_failed`, the issue at the deepest
  *   path kept (the first container past the limit);
@@ -25,10 +28,17 @@ function pathOf(place: Place | undefined): string {
  *   a NUL, and neither database keeps a lone surrogate as sent: both would change the caller's data).
  * Both V8's JSON.parse and this walk are iterative, so no depth overflows the stack.
  *
- * @example parseJsonBody('{"a":[1]}', 64) // { a: [1] }
+ * @example parseJsonBody(Buffer.from('{"a":[1]}'), 64) // { a: [1] }
  * @throws ApiError `invalid_json` or `validation_failed`
  */
-export function parseJsonBody(text: string, maxDepth: number): unknown {
+export function parseJsonBody(body: Buffer, maxDepth: number): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    // Decoding with replacement would change the caller's bytes (to U+FFFD) without a word.
+    throw validationFailed([{ path: '(root)', message: 'the body is not valid UTF-8' }], 'The request body is not valid UTF-8.');
+  }
   let value: unknown;
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });

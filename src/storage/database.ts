@@ -36,6 +36,10 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 export function openStorage(databaseUrl: string, options: { pgPoolMax?: number } = {}): Storage {
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = new pg.Pool({ connectionString: databaseUrl, max: options.pgPoolMax ?? 10 });
+    // An idle connection that the server ends (a restart, a failover, an idle-session kill) is an 'error' on the
+    // pool; unheard, it is an uncaught exception that takes the process down. The pool has already dropped that
+    // client and the next query opens a new one; a query in flight reports its own failure.
+    pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', dataDir: undefined, close: () => db.destroy() };
   }

@@ -8,7 +8,9 @@ export function encodeCursor(lastId: string): string {
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined || cursor === '') return undefined;
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (decoded === '' || encodeCursor(decoded) !== cursor) {
+  // No id holds a control character (ids are checked against that), and PostgreSQL cannot even compare a NUL.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+  if (decoded === '' || encodeCursor(decoded) !== cursor || /[\u0000-\u001f\u007f]/.test(decoded)) {
     throw new ApiError('validation_failed', 'cursor: not a cursor this API returned.', {
       issues: [{ path: 'cursor', message: 'not a cursor this API returned' }],
     });

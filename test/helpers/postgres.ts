@@ -26,6 +26,23 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Drops a test database, forcing out what is left of its sessions (pg's pool resolves `end()` before its sockets
+ * have closed). A role without superuser rights cannot force out an autovacuum worker (42501): tried again until
+ * the worker has left.
+ */
+async function dropDatabase(name: string, attempts = 40): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+      return;
+    } catch (error) {
+      if (attempt >= attempts || (error as { code?: string }).code !== '42501') throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 /** A fresh, empty database for one suite; `drop()` removes it. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `ix_t_${randomBytes(8).toString('hex')}`;
@@ -34,7 +51,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   url.pathname = `/${name}`;
   return {
     url: url.href,
-    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: () => dropDatabase(name),
   };
 }
 
