@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, normalize, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
+
+/** The corpus of real-world WSDLs beside the checkout (CI has ../shared there); read, never written. */
+export const corpusDir = resolve(import.meta.dirname, '../../../shared/wsdl-corpus');
+
+/** Debian's Python, which has python3-zeep and python3-suds (.ci/run installs them); not a pyenv shim on PATH. */
+const debianPython = '/usr/bin/python3';
+const oracleScript = resolve(import.meta.dirname, '../oracle/zeep_oracle.py');
+
+export interface CorpusEntry {
+  /** The entry's folder name, e.g. `asmx-currencyconvertor`. */
+  name: string;
+  /** The file a client is pointed at: the WSDL of the entry that declares a service. */
+  main: string;
+}
+
+/** Every entry of the corpus with its main WSDL: of the entry's `.wsdl` files, the first (by name) with a service. */
+export function corpusEntries(): CorpusEntry[] {
+  return readdirSync(corpusDir)
+    .filter((name) => !name.startsWith('_') && statSync(join(corpusDir, name)).isDirectory())
+    .sort()
+    .flatMap((name) => {
+      const wsdls = readdirSync(join(corpusDir, name))
+        .filter((file) => file.endsWith('.wsdl'))
+        .sort();
+      const main = wsdls.find((file) => /<(?:[\w-]+:)?service[\s>]/.test(readFileSync(join(corpusDir, name, file), 'utf8')));
+      return main === undefined ? [] : [{ name, main }];
+    });
+}
+
+export interface CorpusServer {
+  /** `http://127.0.0.1:PORT/<entry>/<file>` */
+  url(entry: CorpusEntry): string;
+  /** GETs served, by path: what a client fetched. */
+  readonly fetched: string[];
+  close(): Promise<void>;
+}
+
+/** Serves the corpus read-only on 127.0.0.1, so that relative imports resolve as they would against the real servers. */
+export async function serveCorpus(): Promise<CorpusServer> {
+  const fetched: string[] = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    fetched.push(path);
+    const file = normalize(join(corpusDir, path));
+    if (!file.startsWith(corpusDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(readFileSync(file));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (entry) => `http://127.0.0.1:${port}/${entry.name}/${entry.main}`,
+    fetched,
+    close: () =>
+      new Promise((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+export interface ZeepPort {
+  name: string;
+  soap_version: '1.1' | '1.2';
+  operations: string[];
+}
+
+export type ZeepReading = { services: Array<{ name: string; ports: ZeepPort[] }> } | { error: string };
+
+/**
+ * What python-zeep makes of each URL (test/oracle/zeep_oracle.py), in one Python process. Asynchronous: the corpus
+ * server it fetches from runs in this process.
+ */
+export async function zeepReadings(urls: string[]): Promise<Record<string, ZeepReading>> {
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, ...urls], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout);
+}
