@@ -82,8 +82,8 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
     assert.equal(error.code, 'invalid_soap_params');
     assert.deepEqual(error.details.issues.map((i: { path: string }) => i.path).sort(), ['params.colour', 'params.quantity']);
     assert.deepEqual(error.details.expected, [
-      { name: 'sku', type: 'xsd:string', required: true, repeated: false },
-      { name: 'quantity', type: 'xsd:int', required: true, repeated: false },
+      { name: 'sku', type: 'xs:string', required: true, repeated: false, nillable: true },
+      { name: 'quantity', type: 'xs:int', required: true, repeated: false, nillable: true },
     ]);
     assert.equal(seen.length, calls, 'nothing reached the server');
   });
@@ -113,8 +113,29 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
 
   test('test lists the rpc service', async () => {
     const res = await execute({ operation: 'test' });
+    const int = { type: 'xs:int', required: true, repeated: false, nillable: true };
     assert.deepEqual(body(res).data.details.services, [
-      { name: 'InventoryService', ports: [{ name: 'InventoryPort', soap_version: '1.1', operations: ['Reserve'] }] },
+      {
+        name: 'InventoryService',
+        ports: [
+          {
+            name: 'InventoryPort',
+            soap_version: '1.1',
+            operations: ['Reserve'],
+            signatures: [
+              {
+                operation: 'Reserve',
+                input: 'ReserveRequest',
+                parameters: [
+                  { name: 'sku', type: 'xs:string', required: true, repeated: false, nillable: true },
+                  { name: 'quantity', ...int },
+                ],
+                output: 'ReserveResponse',
+              },
+            ],
+          },
+        ],
+      },
     ]);
   });
 });

@@ -9,7 +9,7 @@ import { readSoapResponse } from './response.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
 import { checkWsdlCall } from './wsdl-checks.ts';
-import { loadWsdlModel, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
+import { loadWsdlModel, portSignatures, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
 
 interface SoapSettings {
   endpointUrl: string;
@@ -198,7 +198,12 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
         const loaded = await model();
         const services = loaded.services.map((s) => ({
           name: s.name,
-          ports: s.ports.map((p) => ({ name: p.name, soap_version: p.soapVersion, operations: p.operations })),
+          ports: s.ports.map((p) => ({
+            name: p.name,
+            soap_version: p.soapVersion,
+            operations: p.operations,
+            signatures: portSignatures(loaded, s.name, p),
+          })),
         }));
         return {
           data: { message: 'SOAP connection test succeeded', details: { endpoint_url: endpoint, mode: 'wsdl', services } },

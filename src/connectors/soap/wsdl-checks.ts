@@ -1,11 +1,14 @@
-import { ApiError, listedIssues, type ValidationIssue } from '../../errors.ts';
+import { ApiError, listedIssues } from '../../errors.ts';
+import { paramIssues } from './param-checks.ts';
 import type { CallFields } from './schemas.ts';
-import { inputParameters, type PortInfo, type WsdlModel } from './wsdl-model.ts';
+import { inputModel, signatureOf } from './signature.ts';
+import { bindingMethod, type PortInfo, type WsdlModel } from './wsdl-model.ts';
 
 /**
- * A call checked against the WSDL before anything is sent: the method must be an operation of the
- * port (`unknown_soap_method`), and the params must fit its input (`invalid_soap_params`: unknown
- * names, missing required ones, a list where one value fits).
+ * A call checked against the WSDL before anything is sent: the method must be an operation of the port
+ * (`unknown_soap_method`), and the params must fit its input at every depth (`invalid_soap_params`: unknown names,
+ * missing required ones, a list where one value fits, values that do not fit their type or enumeration), each
+ * problem with its full path; `details.expected` is the operation's parameters as `test` shows them.
  */
 export function checkWsdlCall(model: WsdlModel, service: string, port: PortInfo, fields: CallFields): void {
   if (!port.operations.includes(fields.method)) {
@@ -14,18 +17,8 @@ export function checkWsdlCall(model: WsdlModel, service: string, port: PortInfo,
       available_methods: port.operations,
     });
   }
-  const expected = inputParameters(model, service, port.name, fields.method);
-  const params = fields.params ?? {};
-  const issues: ValidationIssue[] = [];
-  for (const [name, value] of Object.entries(params)) {
-    const declared = expected.find((p) => p.name === name);
-    if (!declared) issues.push({ path: `params.${name}`, message: `is not a parameter of ${fields.method}` });
-    else if (Array.isArray(value) && !declared.repeated)
-      issues.push({ path: `params.${name}`, message: 'takes one value, not a list' });
-  }
-  for (const p of expected) {
-    if (p.required && !Object.hasOwn(params, p.name)) issues.push({ path: `params.${p.name}`, message: 'is required' });
-  }
+  const method = bindingMethod(model, service, port.name, fields.method);
+  const issues = paramIssues(inputModel(model.schema, method), fields.params ?? {}, 'params', fields.method);
   if (issues.length > 0) {
     throw new ApiError(
       'invalid_soap_params',
@@ -33,10 +26,7 @@ export function checkWsdlCall(model: WsdlModel, service: string, port: PortInfo,
         .slice(0, 3)
         .map((i) => `${i.path} ${i.message}`)
         .join('; ')}${issues.length > 3 ? `; and ${issues.length - 3} more` : ''}.`,
-      {
-        ...listedIssues(issues),
-        expected: expected.map((p) => ({ name: p.name, type: p.type, required: p.required, repeated: p.repeated })),
-      },
+      { ...listedIssues(issues), expected: signatureOf(model.schema, fields.method, method).parameters },
     );
   }
 }

@@ -2,6 +2,8 @@ import { XMLParser } from 'fast-xml-parser';
 import { Client, type IOptions } from 'soap';
 import { open_wsdl, type WSDL } from 'soap/lib/wsdl/index.js';
 import { ApiError } from '../../errors.ts';
+import { SchemaModel } from './schema-model.ts';
+import { type Signature, signatureOf } from './signature.ts';
 import type { SoapHttp } from './soap-http.ts';
 
 const soap12BindingNs = 'http://schemas.xmlsoap.org/wsdl/soap12/';
@@ -20,17 +22,11 @@ export interface ServiceInfo {
 
 export interface WsdlModel {
   wsdl: WSDL;
+  /** The schema types of the WSDL's messages, resolved at every depth. */
+  schema: SchemaModel;
   services: ServiceInfo[];
   /** node-soap clients by endpoint, built on first use: building one walks every operation. */
   clients: Map<string, Client>;
-}
-
-/** One input parameter of an operation, as the WSDL's schema declares it. */
-export interface ParameterInfo {
-  name: string;
-  type: string;
-  required: boolean;
-  repeated: boolean;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: node-soap's parsed WSDL elements are untyped.
@@ -53,7 +49,12 @@ export async function loadWsdlModel(url: string, http: SoapHttp): Promise<WsdlMo
   const wsdl = await new Promise<WSDL>((resolve, reject) => {
     open_wsdl(url, options, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed)));
   });
-  return { wsdl, services: describeServices(wsdl, soap12Bindings(http.fetchedXml)), clients: new Map() };
+  return {
+    wsdl,
+    schema: new SchemaModel(wsdl),
+    services: describeServices(wsdl, soap12Bindings(http.fetchedXml)),
+    clients: new Map(),
+  };
 }
 
 /** Names of the bindings declared with a SOAP 1.2 binding element, read from the WSDL documents. */
@@ -139,51 +140,15 @@ export function selectPort(model: WsdlModel, serviceName?: string, portName?: st
   return { service, port };
 }
 
-function localName(qname: string | undefined): string {
-  return (qname ?? '').split(':').pop() ?? '';
-}
-
-/** The element declarations of a complex type's sequence/all/choice, one level deep. */
-function childElements(node: Element): Element[] {
-  const out: Element[] = [];
-  for (const child of node?.children ?? []) {
-    if (child.name === 'element') out.push(child);
-    else if (['complexType', 'sequence', 'all', 'choice', 'complexContent', 'extension'].includes(child.name))
-      out.push(...childElements(child));
-  }
-  return out;
-}
-
-function findSchemaElement(wsdl: WSDL, name: string): Element | undefined {
-  const schemas = (wsdl.definitions as Element).schemas as Record<string, Element>;
-  for (const schema of Object.values(schemas)) {
-    if (schema.elements?.[name]) return schema.elements[name];
-  }
-  return undefined;
-}
-
-/**
- * The parameters an operation takes: for document/literal wrapped, the wrapper element's children
- * (required unless minOccurs="0"); for rpc, the input message's parts (all required).
- */
-export function inputParameters(model: WsdlModel, service: string, port: string, method: string): ParameterInfo[] {
+/** node-soap's binding method of an operation of a port (undefined when the port has no such operation). */
+export function bindingMethod(model: WsdlModel, service: string, port: string, method: string): Element {
   const services = (model.wsdl.definitions as Element).services as Record<string, Element>;
-  const input = services[service].ports[port].binding.methods[method]?.input;
-  if (!input) return [];
-  const wrapper = input.$lookupType ? findSchemaElement(model.wsdl, localName(input.$lookupType)) : undefined;
-  if (wrapper) {
-    return childElements(wrapper).map((e) => {
-      const max = e.$maxOccurs === 'unbounded' ? Number.POSITIVE_INFINITY : Number(e.$maxOccurs ?? 1);
-      return { name: e.$name, type: e.$type ?? 'complex', required: e.$minOccurs !== '0', repeated: max > 1 };
-    });
-  }
-  const parts = (input.parts ?? {}) as Record<string, unknown>;
-  return Object.entries(parts).map(([name, type]) => ({
-    name,
-    type: typeof type === 'string' ? type : 'complex',
-    required: true,
-    repeated: false,
-  }));
+  return services[service]?.ports?.[port]?.binding?.methods?.[method];
+}
+
+/** The signature of every operation of a port, in the WSDL's order (API.md section 6, `test`). */
+export function portSignatures(model: WsdlModel, service: string, port: PortInfo): Signature[] {
+  return port.operations.map((name) => signatureOf(model.schema, name, bindingMethod(model, service, port.name, name)));
 }
 
 export interface CallSettings {

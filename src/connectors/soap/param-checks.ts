@@ -1,0 +1,170 @@
+import type { ValidationIssue } from '../../errors.ts';
+import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-model.ts';
+
+/** Keys a params object may hold beside its elements: attributes and text, as node-soap takes them. */
+const reservedKeys = new Set(['$attributes', '$value']);
+
+/**
+ * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
+ * path (`params.order.lines.1.quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
+ * required elements, a list where one value fits, `null` for an element that is neither nillable nor optional,
+ * an object where a simple value fits, and values that do not fit their built-in type or enumeration.
+ *
+ * @example paramIssues(model, { a: 'x' }, 'params', 'Multiply') // [{ path: 'params.a', message: 'must be an int (…)' }]
+ */
+export function paramIssues(model: ComplexModel, value: unknown, path: string, operation: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  checkComplex(model, value, path, operation, issues, 'parameter');
+  return issues;
+}
+
+function checkComplex(
+  model: ComplexModel,
+  value: unknown,
+  path: string,
+  owner: string,
+  issues: ValidationIssue[],
+  noun: 'parameter' | 'element' = 'element',
+): void {
+  if (model.arrayOf) return; // SOAP-encoded arrays: node-soap takes several shapes for them; sent as given.
+  if (model.text && (typeof value !== 'object' || value === null)) {
+    checkSimple(model.text, value, path, issues);
+    return;
+  }
+  if (!isPlainObject(value)) {
+    issues.push({ path, message: `must be an object of the elements of ${owner}` });
+    return;
+  }
+  const byName = new Map<string, Particle>(model.particles.map((p) => [p.name, p]));
+  for (const [key, item] of Object.entries(value)) {
+    if (reservedKeys.has(key)) {
+      if (key === '$value' && model.text) checkSimple(model.text, item, `${path}.$value`, issues);
+      continue;
+    }
+    const particle = byName.get(key);
+    if (!particle) {
+      if (!model.open) issues.push({ path: `${path}.${key}`, message: `is not ${article(noun)} ${noun} of ${owner}` });
+      continue;
+    }
+    if (Array.isArray(item)) {
+      if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
+      else item.forEach((one, i) => checkParticle(particle, one, `${path}.${key}.${i}`, issues));
+    } else {
+      checkParticle(particle, item, `${path}.${key}`, issues);
+    }
+  }
+  for (const particle of model.particles) {
+    if (particle.required && !Object.hasOwn(value, particle.name)) {
+      issues.push({ path: `${path}.${particle.name}`, message: 'is required' });
+    }
+  }
+}
+
+function checkParticle(particle: Particle, value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (value === null || value === undefined) {
+    if (!particle.nillable && particle.required) issues.push({ path, message: 'is not nillable' });
+    return;
+  }
+  const model: TypeModel = particle.model;
+  if (model.kind === 'simple') checkSimple(model, value, path, issues);
+  else checkComplex(model, value, path, model.type, issues);
+}
+
+function checkSimple(model: SimpleModel, value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (typeof value === 'object' && value !== null) {
+    // A simple element may still carry attributes: { $value, $attributes }.
+    if (isPlainObject(value) && Object.keys(value).every((k) => reservedKeys.has(k))) {
+      if (value.$value !== undefined) checkSimple(model, value.$value, `${path}.$value`, issues);
+      return;
+    }
+    issues.push({ path, message: `must be a single ${model.type} value, not ${Array.isArray(value) ? 'a list' : 'an object'}` });
+    return;
+  }
+  const fits = lexicalChecks[model.builtin];
+  if (fits && !fits(value)) {
+    issues.push({ path, message: `must be ${article(model.builtin)} ${model.builtin} (${describe(model.builtin)})` });
+    return;
+  }
+  if (model.enumeration && !model.enumeration.includes(String(value))) {
+    const shown = model.enumeration.slice(0, 20).map((v) => JSON.stringify(v));
+    issues.push({
+      path,
+      message: `must be one of ${shown.join(', ')}${model.enumeration.length > 20 ? `, … (${model.enumeration.length} values)` : ''}`,
+    });
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
+}
+
+const integerText = /^[+-]?\d+$/;
+const decimalText = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+const floatText = /^([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)$/;
+const dateText = /^-?\d{4,}-\d{2}-\d{2}(Z|[+-]\d{2}:\d{2})?$/;
+const dateTimeText = /^-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
+const timeText = /^\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
+const durationText = /^-?P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
+const base64Text = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+/** An integer within [min, max], given as a JSON number or as its text (long values exceed a double). */
+function integerIn(min: bigint, max: bigint) {
+  return (value: unknown): boolean => {
+    let text: string;
+    if (typeof value === 'number') {
+      if (!Number.isInteger(value)) return false;
+      text = String(BigInt(value));
+    } else if (typeof value === 'string' && integerText.test(value.trim())) {
+      text = value.trim();
+    } else return false;
+    const n = BigInt(text);
+    return n >= min && n <= max;
+  };
+}
+
+const unbounded = 10n ** 1000n;
+const isText = (pattern: RegExp) => (value: unknown) => typeof value === 'string' && pattern.test(value.trim());
+const isNumberOr = (pattern: RegExp) => (value: unknown) =>
+  (typeof value === 'number' && Number.isFinite(value)) || isText(pattern)(value);
+
+/** Whether a JSON value fits a built-in type's lexical space; types not listed take any scalar. */
+const lexicalChecks: Record<string, (value: unknown) => boolean> = {
+  boolean: (v) => typeof v === 'boolean' || (typeof v === 'string' && ['true', 'false', '1', '0'].includes(v.trim())),
+  integer: integerIn(-unbounded, unbounded),
+  long: integerIn(-(2n ** 63n), 2n ** 63n - 1n),
+  int: integerIn(-(2n ** 31n), 2n ** 31n - 1n),
+  short: integerIn(-32768n, 32767n),
+  byte: integerIn(-128n, 127n),
+  nonNegativeInteger: integerIn(0n, unbounded),
+  positiveInteger: integerIn(1n, unbounded),
+  nonPositiveInteger: integerIn(-unbounded, 0n),
+  negativeInteger: integerIn(-unbounded, -1n),
+  unsignedLong: integerIn(0n, 2n ** 64n - 1n),
+  unsignedInt: integerIn(0n, 2n ** 32n - 1n),
+  unsignedShort: integerIn(0n, 65535n),
+  unsignedByte: integerIn(0n, 255n),
+  decimal: isNumberOr(decimalText),
+  float: isNumberOr(floatText),
+  double: isNumberOr(floatText),
+  date: isText(dateText),
+  dateTime: isText(dateTimeText),
+  time: isText(timeText),
+  duration: isText(durationText),
+  base64Binary: isText(base64Text),
+  hexBinary: isText(/^([0-9a-fA-F]{2})*$/),
+};
+
+function describe(builtin: string): string {
+  if (builtin === 'boolean') return 'true or false';
+  if (builtin === 'date') return 'e.g. "2024-01-31"';
+  if (builtin === 'dateTime') return 'e.g. "2024-01-31T12:00:00Z"';
+  if (builtin === 'time') return 'e.g. "12:00:00"';
+  if (builtin === 'duration') return 'e.g. "P1DT2H"';
+  if (['decimal', 'float', 'double'].includes(builtin)) return 'a number';
+  if (builtin.endsWith('Binary')) return 'encoded text';
+  return 'a whole number in its range';
+}
