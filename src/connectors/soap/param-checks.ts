@@ -6,7 +6,7 @@ const reservedKeys = new Set(['$attributes', '$value']);
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
- * path (`params.order.lines.1.quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
+ * path, list items by index as API.md section 6 writes them (`params.order.lines[1].quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
  * required elements, a list where one value fits, `null` for an element that is neither nillable nor optional,
  * an object where a simple value fits, and values that do not fit their built-in type or enumeration.
  *
@@ -48,7 +48,7 @@ function checkComplex(
     }
     if (Array.isArray(item)) {
       if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
-      else item.forEach((one, i) => checkParticle(particle, one, `${path}.${key}.${i}`, issues));
+      else item.forEach((one, i) => checkParticle(particle, one, `${path}.${key}[${i}]`, issues));
     } else {
       checkParticle(particle, item, `${path}.${key}`, issues);
     }
