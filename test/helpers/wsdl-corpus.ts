@@ -86,3 +86,39 @@ export async function zeepReadings(urls: string[]): Promise<Record<string, ZeepR
   });
   return JSON.parse(stdout);
 }
+
+/** A sample call zeep built (test/oracle/zeep_oracle.py --samples): the params Interchange takes for it, and what zeep sends. */
+export interface ZeepSample {
+  service: string;
+  port: string;
+  operation: string;
+  soap_version: '1.1' | '1.2';
+  /** Element name → value (wrapper children for document/literal, part names for rpc), as Interchange's `params`. */
+  params: Record<string, unknown>;
+  /** The envelope zeep builds, without its WS-Addressing plugin. */
+  envelope: string;
+  /** The binding operation's soapAction, '' when it has none. */
+  soap_action: string;
+  /** The wsaw:Action zeep would add WS-Addressing headers for (left out of `envelope`), or null. */
+  wsa_action: string | null;
+}
+
+/** A sample zeep could not build, with its reason. */
+export interface ZeepSampleError {
+  service: string;
+  port: string;
+  operation: string;
+  soap_version: '1.1' | '1.2';
+  error: string;
+}
+
+export type ZeepSamples = Array<ZeepSample | ZeepSampleError> | { error: string };
+
+/** zeep's sample calls for each URL (up to three operations per SOAP port), in one Python process. */
+export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSamples>> {
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--samples', ...urls], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout);
+}

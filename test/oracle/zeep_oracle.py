@@ -1,9 +1,26 @@
 """What python-zeep, an independent SOAP client, makes of WSDLs: the oracle of the corpus tests (issue 9).
 
-Usage: /usr/bin/python3 test/oracle/zeep_oracle.py URL [URL ...]
-Prints one JSON object: {URL: {"services": [{"name", "ports": [{"name", "soap_version", "operations"}]}]}
-or {URL: {"error": "..."}}. Only SOAP ports are listed (HTTP GET/POST bindings are not SOAP), operation names
-sorted and once each (an overloaded name is listed once, as Interchange's `operations` list does).
+Usage:
+  /usr/bin/python3 test/oracle/zeep_oracle.py URL [URL ...]
+    Prints one JSON object: {URL: {"services": [{"name", "ports": [{"name", "soap_version", "operations"}]}]}
+    or {URL: {"error": "..."}}. Only SOAP ports are listed (HTTP GET/POST bindings are not SOAP), operation names
+    sorted and once each (an overloaded name is listed once, as Interchange's `operations` list does).
+
+  /usr/bin/python3 test/oracle/zeep_oracle.py --samples URL [URL ...]
+    Sample calls and the envelopes zeep builds for them. For every SOAP port, up to three operations (the first,
+    the middle and the last of its sorted names) get params generated from zeep's own model of the input: every
+    element with minOccurs >= 1 gets a value (string 'sample', integers 1, decimal/float/double 1.5, boolean true,
+    date '2024-01-02', dateTime '2024-01-02T03:04:05', an enumeration its first value, complex types recursively to a
+    depth of 6, a repeated element one item in a list), required attributes too. Prints
+    {URL: [sample, ...]} or {URL: {"error": "..."}}; a sample is
+    {"service", "port", "operation", "soap_version", "params", "envelope", "soap_action", "wsa_action"}
+    or {"service", "port", "operation", "soap_version", "error"} when no sample could be made.
+    `params` is the JSON Interchange takes for the same call: element name -> value (wrapper children for
+    document/literal, part names for rpc), objects for complex values, lists for repeated elements, `$value` for the
+    text of simple content and `$attributes` for attributes. `envelope` is the XML zeep builds for the binding
+    operation, without zeep's WS-Addressing plugin: zeep adds wsa headers whenever the WSDL names a wsaw:Action
+    (`wsa_action`, reported), a client-side policy with a random MessageID, not part of the envelope the WSDL
+    prescribes. `soap_action` is the binding operation's soapAction ('' when none).
 
 It runs offline: documents come only from 127.0.0.1 (the tests serve the corpus there); the two schemas zeep
 fetches by itself are served from local copies: the SOAP encoding schema from Debian's python3-suds, and
@@ -13,16 +30,31 @@ xml.xsd from the corpus's _wellknown folder.
 import json
 import os
 import sys
+from decimal import Decimal
 from urllib.parse import urlparse
 
+from lxml import etree
 from suds import store
 from zeep import Client, Settings
+from zeep import xsd
 from zeep.transports import Transport
 from zeep.wsdl.bindings.soap import Soap11Binding, Soap12Binding
+from zeep.wsdl.messages import RpcMessage
+from zeep.xsd.elements.any import Any
+from zeep.xsd.elements.indicators import All, Choice, Group, Sequence
+from zeep.xsd.types import builtins
+from zeep.xsd.types.any import AnyType
+from zeep.xsd.types.collection import ListType, UnionType
+from zeep.xsd.types.unresolved import UnresolvedCustomType
+from zeep.xsd.visitor import SchemaVisitor, tags
 
 WELLKNOWN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "wsdl-corpus", "_wellknown")
 SOAP_ENCODING = "http://schemas.xmlsoap.org/soap/encoding/"
 XML_XSD = ("http://www.w3.org/2001/xml.xsd", "https://www.w3.org/2001/xml.xsd")
+XSD_NS = "http://www.w3.org/2001/XMLSchema"
+DEPTH_CAP = 6
+ANY_SAMPLE, ANY_SAMPLE_NS = "sample", "urn:sample"
+OPERATIONS_PER_PORT = 3
 
 
 class OfflineTransport(Transport):
@@ -39,29 +71,264 @@ class OfflineTransport(Transport):
         return super().load(url)
 
 
+def soap_version(binding):
+    if isinstance(binding, Soap12Binding):
+        return "1.2"
+    if isinstance(binding, Soap11Binding):
+        return "1.1"
+    return None
+
+
+def load(url):
+    return Client(url, transport=OfflineTransport(), settings=Settings(strict=False))
+
+
 def describe(url):
-    client = Client(url, transport=OfflineTransport(), settings=Settings(strict=False))
+    client = load(url)
     services = []
     for service in client.wsdl.services.values():
         ports = []
         for port in service.ports.values():
-            binding = port.binding
-            if isinstance(binding, Soap12Binding):
-                version = "1.2"
-            elif isinstance(binding, Soap11Binding):
-                version = "1.1"
-            else:
+            version = soap_version(port.binding)
+            if version is None:
                 continue
-            ports.append({"name": port.name, "soap_version": version, "operations": sorted(set(binding._operations))})
+            ports.append({"name": port.name, "soap_version": version, "operations": sorted(set(port.binding._operations))})
         services.append({"name": service.name, "ports": ports})
     return {"services": services}
 
 
-def main(urls):
+# zeep reads enumerations but drops them (it does not validate facets): keep each simple type's enumeration values
+# on the type, through zeep's resolution of named and anonymous simple types, so samples can use the first one.
+_visit_simple_type = SchemaVisitor.visit_simple_type
+_resolve_custom_type = UnresolvedCustomType.resolve
+
+
+def _visit_simple_type_keeping_enumerations(self, node, parent):
+    xsd_type = _visit_simple_type(self, node, parent)
+    restriction = node.find("{%s}restriction" % XSD_NS)
+    if restriction is not None:
+        values = [e.get("value") for e in restriction.findall("{%s}enumeration" % XSD_NS)]
+        if values:
+            xsd_type.oracle_enumeration = values
+    return xsd_type
+
+
+def _resolve_keeping_enumerations(self):
+    resolved = _resolve_custom_type(self)
+    values = getattr(self, "oracle_enumeration", None) or getattr(self.base_type.resolve(), "oracle_enumeration", None)
+    if values:
+        resolved.oracle_enumeration = values
+    return resolved
+
+
+SchemaVisitor.visit_simple_type = _visit_simple_type_keeping_enumerations
+SchemaVisitor.visitors[tags.simpleType] = _visit_simple_type_keeping_enumerations
+UnresolvedCustomType.resolve = _resolve_keeping_enumerations
+
+
+class Unsupported(Exception):
+    """The input has a shape the sample generator does not fill (said in the sample's error)."""
+
+
+# Lexical sample values by built-in type, most derived first (isinstance order matters: Integer is a Decimal).
+LEXICAL = [
+    (builtins.Boolean, "true"),
+    (builtins.Integer, "1"),
+    (builtins.Decimal, "1.5"),
+    (builtins.Float, "1.5"),
+    (builtins.Double, "1.5"),
+    (builtins.DateTime, "2024-01-02T03:04:05"),
+    (builtins.Date, "2024-01-02"),
+    (builtins.Time, "03:04:05"),
+    (builtins.Duration, "P1D"),
+    (builtins.gYearMonth, "2024-01"),
+    (builtins.gYear, "2024"),
+    (builtins.gMonthDay, "--01-02"),
+    (builtins.gDay, "---02"),
+    (builtins.gMonth, "--01"),
+    (builtins.HexBinary, "73616D706C65"),
+    (builtins.Base64Binary, "c2FtcGxl"),
+    (builtins.AnyURI, "http://example.com/sample"),
+]
+# zeep's Python value for these is a tuple, not the lexical string.
+PARSED = (builtins.gYearMonth, builtins.gYear, builtins.gMonthDay, builtins.gDay, builtins.gMonth)
+
+
+def json_scalar(xsd_type, lexical):
+    """The lexical value as JSON gives it: numbers and booleans typed, the rest strings."""
+    if isinstance(xsd_type, builtins.Boolean):
+        return lexical == "true"
+    if isinstance(xsd_type, builtins.Integer):
+        return int(lexical)
+    if isinstance(xsd_type, (builtins.Decimal, builtins.Float, builtins.Double)):
+        return float(lexical)
+    return lexical
+
+
+def simple_sample(xsd_type):
+    """(zeep value, JSON value) for a simple type."""
+    if isinstance(xsd_type, UnionType):
+        return simple_sample(xsd_type.item_types[0])
+    if isinstance(xsd_type, ListType):
+        zeep_value, json_value = simple_sample(xsd_type.item_type)
+        return [zeep_value], str(json_value).lower() if isinstance(json_value, bool) else str(json_value)
+    enumeration = getattr(xsd_type, "oracle_enumeration", None)
+    lexical = enumeration[0] if enumeration else next((v for t, v in LEXICAL if isinstance(xsd_type, t)), "sample")
+    zeep_value = xsd_type.pythonvalue(lexical) if isinstance(xsd_type, PARSED) else lexical
+    if isinstance(xsd_type, builtins.Decimal) and not isinstance(xsd_type, builtins.Integer):
+        zeep_value = Decimal(lexical)
+    return zeep_value, json_scalar(xsd_type, lexical)
+
+
+def type_sample(xsd_type, depth):
+    """(zeep value, JSON value) for any type."""
+    if isinstance(xsd_type, xsd.ComplexType):
+        if xsd_type._array_type:  # a SOAP-encoded array (soapenc:Array): one item, as a list
+            item_type = xsd_type._array_type.array_type
+            zeep_item, json_item = type_sample(item_type, depth + 1) if item_type is not None else ("sample", "sample")
+            if isinstance(zeep_item, dict):  # zeep renders array items as given: a complex one must be its object
+                zeep_item = item_type(**zeep_item)
+            return [zeep_item], [json_item]
+        zeep_value, json_value = {}, {}
+        for name, attribute in xsd_type.attributes:
+            if getattr(attribute, "required", False) and attribute.name is not None:
+                zeep_value[name], attribute_json = simple_sample(attribute.type)
+                json_value.setdefault("$attributes", {})[attribute.name] = attribute_json
+        content = xsd_type._element
+        if isinstance(content, xsd.Element) and isinstance(content.type, xsd.ComplexType):
+            # zeep's model of an extension that adds no content to a complex base: the base's content as `_value_1`
+            base_zeep, base_json = type_sample(content.type, depth)
+            if base_zeep:
+                zeep_value["_value_1"] = base_zeep
+                json_value.update(base_json)
+        elif isinstance(content, xsd.Element):  # simple content: zeep's `_value_1` is the element's text
+            zeep_value["_value_1"], json_value["$value"] = simple_sample(content.type)
+        elif content is not None:
+            fill_particle(content, depth, zeep_value, json_value)
+        return zeep_value, json_value
+    if isinstance(xsd_type, AnyType) and not isinstance(xsd_type, xsd.AnySimpleType):
+        return "sample", "sample"
+    return simple_sample(xsd_type)
+
+
+def fill_element(element, depth, zeep_kwargs, json_params, force=False):
+    if element.min_occurs < 1 and not force:
+        return
+    name = element.attr_name
+    if name in zeep_kwargs:
+        raise Unsupported("two elements named %s in one type" % name)
+    if depth >= DEPTH_CAP:
+        if not element.nillable:
+            raise Unsupported("a required element deeper than %d levels: %s" % (DEPTH_CAP, name))
+        zeep_kwargs[name], json_params[name] = None, None
+        return
+    zeep_value, json_value = type_sample(element.type, depth + 1)
+    if element.accepts_multiple:
+        zeep_value, json_value = [zeep_value], [json_value]
+    zeep_kwargs[name], json_params[name] = zeep_value, json_value
+
+
+def fill_any(particle, name, zeep_kwargs, json_params):
+    """A required xsd:any gets one element in a namespace of its own, `<sample xmlns="urn:sample">sample</sample>`:
+    zeep takes it as an lxml element under its kwarg name (`_value_N`), Interchange's params as raw mode writes it."""
+    if name is None or ANY_SAMPLE in json_params:
+        raise Unsupported("an xsd:any zeep gives no kwarg name (a choice option, or two in one type)")
+    node = etree.Element("{%s}%s" % (ANY_SAMPLE_NS, ANY_SAMPLE))
+    node.text = "sample"
+    value = {"$attributes": {"xmlns": ANY_SAMPLE_NS}, "$value": "sample"}
+    zeep_kwargs[name], json_params[ANY_SAMPLE] = ([node], [value]) if particle.accepts_multiple else (node, value)
+
+
+def fill_particle(particle, depth, zeep_kwargs, json_params, force=False, name=None):
+    """Adds the values of a particle's required content: a sequence's and all's required items, a required choice's
+    first option, a required element or xsd:any (`name`: zeep's kwarg name for it)."""
+    if isinstance(particle, xsd.Element):
+        fill_element(particle, depth, zeep_kwargs, json_params, force)
+        return
+    if isinstance(particle, Any):
+        if particle.min_occurs >= 1 or force:
+            fill_any(particle, name, zeep_kwargs, json_params)
+        return
+    if particle.min_occurs < 1 and not force:
+        return
+    if particle.accepts_multiple:
+        raise Unsupported("a repeated %s in the input" % type(particle).__name__.lower())
+    if isinstance(particle, Group):
+        fill_particle(particle.child, depth, zeep_kwargs, json_params, force)
+    elif isinstance(particle, Choice):
+        if len(particle) > 0:
+            fill_particle(particle[0], depth, zeep_kwargs, json_params, force=True)
+    elif isinstance(particle, (Sequence, All)):
+        for item_name, item in particle.elements_nested:
+            fill_particle(item, depth, zeep_kwargs, json_params, name=item_name)
+    else:
+        raise Unsupported("an unknown particle %r" % particle)
+
+
+def sample_operations(binding):
+    names = sorted(set(binding._operations))
+    picks = sorted({0, len(names) // 2, len(names) - 1}) if names else []
+    return [names[i] for i in picks][:OPERATIONS_PER_PORT]
+
+
+def rpc_params(message, params):
+    """An rpc call's params by part name: zeep names a part declared with element= (which WS-I R2203 forbids in
+    rpc) by its element's name."""
+    names = {}
+    for part_name, part in message.abstract.parts.items():
+        if part.element is not None:
+            names[part.element.attr_name] = part_name
+    return {names.get(key, key): value for key, value in params.items()}
+
+
+def sample_call(binding, operation_name):
+    operation = binding._operations[operation_name]
+    message = operation.input
+    body = message.body if message is not None else None
+    zeep_args, zeep_kwargs, params = [], {}, {}
+    if body is not None:
+        if message._is_body_wrapped:
+            raise Unsupported("a document/literal input of several parts")
+        if isinstance(body.type, xsd.ComplexType):
+            zeep_kwargs, params = type_sample(body.type, 0)
+            if isinstance(message, RpcMessage):
+                params = rpc_params(message, params)
+        else:  # document/literal bare, an element of a simple type: its text, as raw mode's `$value` says it
+            zeep_value, params["$value"] = simple_sample(body.type)
+            zeep_args.append(zeep_value)
+    serialized = operation.create(*zeep_args, **zeep_kwargs)
+    return {
+        "params": params,
+        "envelope": etree.tostring(serialized.content, encoding="unicode"),
+        "soap_action": operation.soapaction or "",
+        "wsa_action": operation.abstract.wsa_action,
+    }
+
+
+def samples(url):
+    client = load(url)
+    result = []
+    for service in client.wsdl.services.values():
+        for port in service.ports.values():
+            version = soap_version(port.binding)
+            if version is None:
+                continue
+            for name in sample_operations(port.binding):
+                sample = {"service": service.name, "port": port.name, "operation": name, "soap_version": version}
+                try:
+                    sample.update(sample_call(port.binding, name))
+                except Exception as error:  # a sample zeep cannot build is data, not a failure of the oracle
+                    sample["error"] = "%s: %s" % (type(error).__name__, str(error)[:300])
+                result.append(sample)
+    return result
+
+
+def main(argv):
+    mode, urls = (samples, argv[1:]) if argv[:1] == ["--samples"] else (describe, argv)
     result = {}
     for url in urls:
         try:
-            result[url] = describe(url)
+            result[url] = mode(url)
         except Exception as error:  # the oracle reports, it does not judge: any failure is data
             result[url] = {"error": "%s: %s" % (type(error).__name__, str(error)[:300])}
     json.dump(result, sys.stdout)
