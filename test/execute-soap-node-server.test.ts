@@ -12,10 +12,16 @@ const wsdl = `<?xml version="1.0" encoding="UTF-8"?>
   targetNamespace="http://example.com/inventory" name="Inventory">
   <message name="ReserveRequest"><part name="sku" type="xsd:string"/><part name="quantity" type="xsd:int"/></message>
   <message name="ReserveResponse"><part name="reservation" type="xsd:string"/><part name="caller" type="xsd:string"/></message>
-  <portType name="InventoryPort"><operation name="Reserve"><input message="tns:ReserveRequest"/><output message="tns:ReserveResponse"/></operation></portType>
+  <message name="VersionRequest"/>
+  <message name="VersionResponse"><part name="version" type="xsd:string"/></message>
+  <portType name="InventoryPort"><operation name="Reserve"><input message="tns:ReserveRequest"/><output message="tns:ReserveResponse"/></operation>
+    <operation name="Version"><input message="tns:VersionRequest"/><output message="tns:VersionResponse"/></operation></portType>
   <binding name="InventoryBinding" type="tns:InventoryPort">
     <soap:binding style="rpc" transport="http://schemas.xmlsoap.org/soap/http"/>
     <operation name="Reserve"><soap:operation soapAction="http://example.com/inventory/Reserve"/>
+      <input><soap:body use="literal" namespace="http://example.com/inventory"/></input>
+      <output><soap:body use="literal" namespace="http://example.com/inventory"/></output></operation>
+    <operation name="Version"><soap:operation soapAction="http://example.com/inventory/Version"/>
       <input><soap:body use="literal" namespace="http://example.com/inventory"/></input>
       <output><soap:body use="literal" namespace="http://example.com/inventory"/></output></operation>
   </binding>
@@ -44,6 +50,9 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
               throw { Fault: { faultcode: 'soap:Client', faultstring: 'Out of stock', detail: { sku: 'none' } } };
             }
             return { reservation: `R-${args.sku}-${args.quantity}`, caller: 'ok' };
+          },
+          Version() {
+            return { version: '1.2.3' };
           },
         },
       },
@@ -111,6 +120,15 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
     assert.deepEqual(error.details, { fault_code: 'soap:Client', fault_string: 'Out of stock', detail: { sku: 'none' } });
   });
 
+  test('an rpc operation whose input message has no parts is called with an empty wrapper (it was a 500)', async () => {
+    const res = await execute({ operation: 'send', method: 'Version' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(body(res).data, { version: '1.2.3' });
+    const extra = await execute({ operation: 'send', method: 'Version', params: { verbose: true } });
+    assert.equal(extra.statusCode, 400, extra.body);
+    assert.deepEqual(body(extra).error.details.issues, [{ path: 'params.verbose', message: 'is not a parameter of Version' }]);
+  });
+
   test('test lists the rpc service', async () => {
     const res = await execute({ operation: 'test' });
     const int = { type: 'xs:int', required: true, repeated: false, nillable: true };
@@ -121,7 +139,7 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
           {
             name: 'InventoryPort',
             soap_version: '1.1',
-            operations: ['Reserve'],
+            operations: ['Reserve', 'Version'],
             signatures: [
               {
                 operation: 'Reserve',
@@ -132,6 +150,7 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
                 ],
                 output: 'ReserveResponse',
               },
+              { operation: 'Version', input: 'VersionRequest', parameters: [], output: 'VersionResponse' },
             ],
           },
         ],
@@ -189,7 +208,7 @@ describe('SOAP sync checks both parts against the WSDL before either runs', () =
     assert.equal(error.code, 'unknown_soap_method');
     assert.equal(error.details.stage, 'inbound');
     assert.equal(error.details.outbound, null);
-    assert.deepEqual(error.details.available_methods, ['Reserve']);
+    assert.deepEqual(error.details.available_methods, ['Reserve', 'Version']);
     assert.equal(calls, 0);
   });
 

@@ -86,12 +86,6 @@ const knownDifferences: Array<{ reason: string; kind: string; samples: string[] 
   },
   {
     reason:
-      'rpc operation whose input message has no parts: node-soap asserts "invalid message definition for rpc style binding"',
-    kind: 'refused 500 internal_error',
-    samples: ['php-mantis/MantisConnect/MantisConnectPort/mc_version'],
-  },
-  {
-    reason:
       'document/literal input message with no parts: Interchange sends an element named after the message, zeep an empty Body',
     kind: 'envelope',
     samples: ['axis2-ratp/Wsiv/WsivSOAP11port_http/getVersion', 'axis2-ratp/Wsiv/WsivSOAP12port_http/getVersion'],

@@ -9,7 +9,7 @@ import { readSoapResponse } from './response.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
 import { checkWsdlCall } from './wsdl-checks.ts';
-import { loadWsdlModel, portSignatures, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
+import { bindingMethod, loadWsdlModel, portSignatures, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
 
 interface SoapSettings {
   endpointUrl: string;
@@ -148,9 +148,14 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     const operation = (client as unknown as Record<string, Record<string, Record<string, Operation>>>)[service.name][port.name][
       fields.method
     ];
+    // An rpc input message without parts: node-soap writes the empty wrapper only for null args (else it takes the
+    // document path and fails an assertion of its own, which was a 500).
+    const method = bindingMethod(loaded, service.name, port.name, fields.method);
+    const partless = method?.style === 'rpc' && (method.input?.parts ?? null) === null && method.input?.$lookupType === undefined;
+    const args = partless ? null : (fields.params ?? {});
     // The Promise executor runs at once: the client prepared above is invoked in the same tick.
     const result = await new Promise<unknown>((resolve, reject) => {
-      operation.call(client, fields.params ?? {}, (error: unknown, value: unknown) =>
+      operation.call(client, args, (error: unknown, value: unknown) =>
         error ? reject(wsdlCallFailure(error, http)) : resolve(value),
       );
     });
