@@ -6,7 +6,9 @@ import type { Connection, ConnectorContext, ConnectorDefinition, ConnectorResult
 import { buildEnvelope, envelopeIssues, requestHeaders } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
+import { shapeResult } from './result-shape.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
+import { outputModel } from './signature.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
 import { checkWsdlCall } from './wsdl-checks.ts';
 import { bindingMethod, loadWsdlModel, portSignatures, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
@@ -163,7 +165,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     // and XML that is no SOAP envelope (`<foo/>`: upstream_invalid_response). The raw answer is read as raw mode
     // reads it, which throws those; when it passes, node-soap's typed result stands.
     if (http.last) readSoapResponse(http.last.status, http.last.headers, http.last.body);
-    return { data: (result as Record<string, unknown> | null) ?? {}, messageCount: 1 };
+    const data = shapeResult(outputModel(loaded.schema, method), result ?? {}) as Record<string, unknown>;
+    return { data, messageCount: 1 };
   }
 
   async function callRaw(fields: CallFields): Promise<ConnectorResult> {

@@ -38,7 +38,15 @@ const listedBudget = 2000;
  * declares) is open: nothing can be checked against it.
  */
 export function inputModel(schema: SchemaModel, method: Node): ComplexModel {
-  const input = method?.input;
+  return messageModel(schema, method?.input);
+}
+
+/** What an operation's answer holds, read the same way as its input (the response wrapper's content, or rpc parts). */
+export function outputModel(schema: SchemaModel, method: Node): ComplexModel {
+  return messageModel(schema, method?.output);
+}
+
+function messageModel(schema: SchemaModel, input: Node): ComplexModel {
   if (!input) return { kind: 'complex', type: 'unknown', particles: [], open: true };
   if (input.parts !== undefined || input.$lookupType === undefined) return rpcModel(schema, input);
   const content = schema.elementType(input, input.targetNamespace);
