@@ -6,9 +6,13 @@
  * The load generator and the upstream share the process, so the numbers are the whole cost of a
  * request on one core, client included. BENCH_REQUESTS and BENCH_CONCURRENCY tune the load.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { createClientAsync } from 'soap';
 import { build } from '../src/app.ts';
@@ -19,6 +23,7 @@ import { insertEntity } from '../src/storage/entities.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
+import { corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
 
 interface Scenario {
   name: string;
@@ -293,6 +298,62 @@ async function rowOf(name: string, call: () => Promise<unknown>): Promise<Row> {
   return once();
 }
 
+interface FirstCall {
+  ms: number;
+  rssBeforeMiB: number;
+  peakRssMiB: number;
+}
+
+/** One first call in a fresh process (bench/wsdl-first-call.ts), so that its peak RSS is its own. */
+async function firstCallIn(mode: 'interchange' | 'node-soap', wsdl: string, endpoint: string, method: string, params: object) {
+  const script = join(import.meta.dirname, 'wsdl-first-call.ts');
+  const { stdout } = await promisify(execFile)(process.execPath, [script, mode, wsdl, endpoint, method, JSON.stringify(params)], {
+    maxBuffer: 1024 * 1024,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as FirstCall;
+}
+
+/**
+ * First call and peak RSS on the largest corpus WSDL (asmx-economic, 3.1 MB, 1,511 operations per port) and on a
+ * generated 1,000-operation WSDL, Interchange against node-soap's createClientAsync on the same file, each in its
+ * own process. Calls go to a local endpoint answering an empty Body, never to the WSDL's own address.
+ */
+async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
+  const corpus = await serveCorpus();
+  const php = await startPhpSoapServer();
+  const endpoint = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' });
+    res.end('<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body/></s:Envelope>');
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+  const endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/soap`;
+  try {
+    const largest = corpusEntries().find((entry) => entry.name === 'asmx-economic');
+    if (!largest) throw new Error('asmx-economic is not in ../shared/wsdl-corpus');
+    const wsdl = corpus.url(largest);
+    const samples = (await zeepSamples([wsdl]))[wsdl];
+    const sample = Array.isArray(samples) ? samples.find((s) => 'params' in s) : undefined;
+    if (!sample || !('params' in sample)) throw new Error('zeep gave no sample call for asmx-economic');
+    const generated = php.url('/large?wsdl&ops=1000');
+    const rows: Array<[string, FirstCall]> = [];
+    for (const mode of ['interchange', 'node-soap'] as const) {
+      rows.push([
+        `${mode}, asmx-economic (3.1 MB): ${sample.operation}`,
+        await firstCallIn(mode, wsdl, endpointUrl, sample.operation, sample.params),
+      ]);
+      rows.push([
+        `${mode}, generated 1,000 operations: Op999`,
+        await firstCallIn(mode, generated, php.url('/large?ops=1000'), 'Op999', { value: 'x' }),
+      ]);
+    }
+    return rows;
+  } finally {
+    endpoint.close();
+    await php.close();
+    await corpus.close();
+  }
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
   try {
@@ -303,6 +364,12 @@ async function main() {
     print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
     console.log('\nFirst call on a large WSDL (one run each, ms)');
     for (const [name, ms] of soap.firstCalls) console.log(`${name.padEnd(70)} ${ms.toFixed(0)}`);
+    console.log('\nFirst call on a WSDL, each in a fresh process: time (ms), RSS before the load and peak RSS (MiB)');
+    for (const [name, r] of await wsdlFirstCalls()) {
+      console.log(
+        `${name.padEnd(70)} ${r.ms.toFixed(0).padStart(6)} ${r.rssBeforeMiB.toFixed(0).padStart(6)} ${r.peakRssMiB.toFixed(0).padStart(6)}`,
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
