@@ -47,6 +47,9 @@ function checkComplex(
       continue;
     }
     if (Array.isArray(item)) {
+      // A SOAP-encoded array (soapenc:Array) is one element holding the list: given as the list itself.
+      const model = particle.model;
+      if (model.kind === 'complex' && model.arrayOf) continue;
       if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
       else item.forEach((one, i) => checkParticle(particle, one, `${path}.${key}[${i}]`, issues));
     } else {
