@@ -51,7 +51,7 @@ function checkComplex(
       const model = particle.model;
       if (model.kind === 'complex' && model.arrayOf) continue;
       if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
-      else item.forEach((one, i) => checkParticle(particle, one, `${path}.${key}[${i}]`, issues));
+      else for (const [i, one] of item.entries()) checkParticle(particle, one, `${path}.${key}[${i}]`, issues);
     } else {
       checkParticle(particle, item, `${path}.${key}`, issues);
     }
