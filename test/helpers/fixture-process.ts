@@ -89,7 +89,7 @@ export async function startFixtureProcess(options: FixtureProcessOptions): Promi
   }
 }
 
-function exited(child: ChildProcess): boolean {
+export function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
@@ -109,7 +109,7 @@ async function waitUntilReady(url: string, child: ChildProcess, name: string, st
   throw new Error(`${name} did not answer ${url} within ${readyCeilingMs} ms:\n${stderr()}`);
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
+export function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
@@ -118,7 +118,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** SIGTERM to the group; SIGKILL if the process is still there after 2 s. */
-async function stopGroup(child: ChildProcess, pid: number): Promise<void> {
+export async function stopGroup(child: ChildProcess, pid: number): Promise<void> {
   killGroup(pid, 'SIGTERM');
   if (!exited(child)) {
     let timer: NodeJS.Timeout | undefined;

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { exited, killGroup, stopGroup } from './fixture-process.ts';
 import { freePort } from './processes.ts';
 
 /**
@@ -146,10 +147,6 @@ function readLog(file: string): SoapLogEntry[] {
     .map((line) => JSON.parse(line) as SoapLogEntry);
 }
 
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
 // A ceiling, not a bound: the wait includes a process start-up, which a loaded machine can make slow.
 async function waitUntilReady(origin: string, child: ChildProcess, stderr: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -165,28 +162,4 @@ async function waitUntilReady(origin: string, child: ChildProcess, stderr: () =>
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`php -S did not answer within ${timeoutMs} ms:\n${stderr()}`);
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** SIGTERM to the whole group (parent and workers); SIGKILL if the parent is still there after 2 s. */
-async function stopGroup(child: ChildProcess, pid: number): Promise<void> {
-  killGroup(pid, 'SIGTERM');
-  if (!exited(child)) {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise((r) => child.once('exit', r)),
-      new Promise((r) => {
-        timer = setTimeout(r, 2_000);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
-  killGroup(pid, 'SIGKILL');
 }

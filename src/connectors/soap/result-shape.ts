@@ -1,4 +1,4 @@
-import type { ComplexModel, SimpleModel, TypeModel } from './schema-model.ts';
+import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } from './schema-model.ts';
 
 /**
  * A WSDL-mode result shaped by the output's schema (API.md section 6): an element that may repeat (`maxOccurs > 1`)
@@ -29,22 +29,6 @@ function shapeValue(model: TypeModel, value: unknown): unknown {
   return typeof value === 'string' ? typedText(model, value) : value;
 }
 
-const integers = new Set([
-  'int',
-  'integer',
-  'long',
-  'short',
-  'byte',
-  'nonNegativeInteger',
-  'positiveInteger',
-  'nonPositiveInteger',
-  'negativeInteger',
-  'unsignedLong',
-  'unsignedInt',
-  'unsignedShort',
-  'unsignedByte',
-]);
-
 /** Text as the number or boolean its type says, when it is one exactly; an integer beyond 2^53 stays text. */
 function typedText(model: SimpleModel, text: string): unknown {
   const trimmed = text.trim();
@@ -53,7 +37,7 @@ function typedText(model: SimpleModel, text: string): unknown {
     if (trimmed === 'false' || trimmed === '0') return false;
     return text;
   }
-  if (integers.has(model.builtin) && /^[+-]?\d+$/.test(trimmed)) {
+  if (integerBuiltins.has(model.builtin) && /^[+-]?\d+$/.test(trimmed)) {
     const n = Number(trimmed);
     return Number.isSafeInteger(n) ? n : text;
   }

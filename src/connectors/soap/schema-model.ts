@@ -269,6 +269,23 @@ function arrayModel(items: TypeModel): ComplexModel {
   return { kind: 'complex', type: 'soapenc:Array', particles: [], open: true, arrayOf: items };
 }
 
+/** The built-in integer types of XML Schema, by local name. */
+export const integerBuiltins = new Set([
+  'integer',
+  'int',
+  'long',
+  'short',
+  'byte',
+  'nonNegativeInteger',
+  'positiveInteger',
+  'nonPositiveInteger',
+  'negativeInteger',
+  'unsignedLong',
+  'unsignedInt',
+  'unsignedShort',
+  'unsignedByte',
+]);
+
 /** The built-in simple types of XML Schema, by local name. */
 export const builtinNames = new Set([
   'string',
@@ -289,19 +306,7 @@ export const builtinNames = new Set([
   'NOTATION',
   'boolean',
   'decimal',
-  'integer',
-  'int',
-  'long',
-  'short',
-  'byte',
-  'nonNegativeInteger',
-  'positiveInteger',
-  'nonPositiveInteger',
-  'negativeInteger',
-  'unsignedLong',
-  'unsignedInt',
-  'unsignedShort',
-  'unsignedByte',
+  ...integerBuiltins,
   'float',
   'double',
   'duration',
