@@ -187,6 +187,21 @@ describe('Idempotency-Key on execute', () => {
     assert.equal(upstream.requests.length - before, 2, 'the mutation was sent once');
   });
 
+  test('a send the egress policy stopped before a byte left gives its key back: the corrected call runs', async () => {
+    const put = (baseUrl: string) =>
+      h.call(acme, {
+        method: 'PUT',
+        url: '/api/v1/integrations/blocked',
+        payload: { connector: 'graphql-1.0.0', config: { base_url: baseUrl } },
+      });
+    assert.equal((await put('http://169.254.169.254/')).statusCode, 201);
+    assertError(await execute(acme, 'egress-1', createUser('Blocked'), 'blocked'), 422, 'egress_denied');
+    assert.ok((await put(upstream.url)).statusCode < 300);
+    const ran = await execute(acme, 'egress-1', createUser('Blocked'), 'blocked');
+    assert.equal(ran.statusCode, 200, ran.body);
+    assert.equal(ran.headers['idempotent-replayed'], undefined, 'not a replay of the refusal');
+  });
+
   test('a receive whose records_path does not match the answer gives its key back (only a read was sent)', async () => {
     const wrong = { operation: 'receive', query: '{ users(first: 1) { nodes { id } } }', records_path: 'users.edges' };
     assertError(await execute(acme, 'read-path', wrong), 400, 'validation_failed');

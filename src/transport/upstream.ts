@@ -97,7 +97,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
   const maxBodyBytes = Math.min(upstream.maxBodyBytes, executeBytes);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
-  if (upstream.method === 'POST') budget?.countPost();
+  let connected = false;
   try {
     const response = await request(url, {
       dispatcher,
@@ -108,6 +108,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
+    connected = true;
     const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase();
     const declaredGzip = encoding === 'gzip' || encoding === 'x-gzip';
     const body = await readUpstreamBody(response.body, declaredGzip, maxBodyBytes);
@@ -119,13 +120,25 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
       throw err;
     }
     const failure = upstreamFailure(err, { host, timeoutMs, timedOut: deadline.signal.aborted });
+    connected ||= mayHaveArrived(failure);
     if (budget && executeMs < upstream.timeoutMs && failure instanceof ApiError && failure.code === 'upstream_timeout') {
       throw budget.timedOut();
     }
     throw failure;
   } finally {
     clearTimeout(timer);
+    // A POST counts once it may have reached the upstream (it may have changed something there): not when the
+    // egress policy, DNS or a refused connection stopped it before a byte left.
+    if (connected && upstream.method === 'POST') budget?.countPost();
   }
+}
+
+/** Whether a failed request may have reached the upstream: everything but what fails before a connection exists. */
+function mayHaveArrived(failure: unknown): boolean {
+  if (!(failure instanceof ApiError)) return true;
+  if (failure.code === 'egress_denied' || failure.code === 'integration_misconfigured') return false;
+  const cause = failure.details?.cause;
+  return !(failure.code === 'upstream_unreachable' && (cause === 'dns' || cause === 'refused' || cause === 'tls'));
 }
 
 /**
