@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { body, type Harness } from './helpers/harness.ts';
 import {
   type CorpusEntry,
   type CorpusServer,
+  corpusApp,
   corpusEntries,
   serveCorpus,
   type ZeepSample,
@@ -218,10 +219,7 @@ describe('real-world WSDLs: Interchange sends the envelope python-zeep builds fo
 
   before(async () => {
     [corpus, endpoint] = await Promise.all([serveCorpus(), recordingEndpoint()]);
-    // The largest corpus WSDL is 3.1 MB: within the 10 MiB default, stated here so the test does not hang on it.
-    h = await harness({ IX_UPSTREAM_MAX_BYTES: String(10 * 1024 * 1024) });
-    await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'], { rate_limit_per_minute: 100_000 })).key, tenant: 'acme' };
+    ({ h, auth } = await corpusApp());
     entries = corpusEntries();
     zeep = await zeepSamples(entries.map((entry) => corpus.url(entry)));
   });

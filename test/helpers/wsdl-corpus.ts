@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
+import { type Harness, harness } from './harness.ts';
 
 /** The corpus of real-world WSDLs beside the checkout (CI has ../shared there); read, never written. */
 export const corpusDir = resolve(import.meta.dirname, '../../../shared/wsdl-corpus');
@@ -121,4 +122,15 @@ export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSa
     maxBuffer: 64 * 1024 * 1024,
   });
   return JSON.parse(stdout);
+}
+
+/**
+ * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
+ * test hangs on it), and a key whose rate limit many calls in a row do not reach.
+ */
+export async function corpusApp(): Promise<{ h: Harness; auth: { key: string; tenant: string } }> {
+  const h = await harness({ IX_UPSTREAM_MAX_BYTES: String(10 * 1024 * 1024) });
+  await h.tenant('acme');
+  const { key } = await h.key('acme', ['*'], { rate_limit_per_minute: 100_000 });
+  return { h, auth: { key, tenant: 'acme' } };
 }
