@@ -6,6 +6,7 @@ import type { FixtureProcess } from './helpers/fixture-process.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { type JaxwsSoapServer, jaxwsNamespace, startJaxwsSoapServer } from './helpers/jaxws-soap-server.ts';
 import { spyneNamespace, startSpyneServer, type ZeepAnswer, zeepCalls } from './helpers/spyne-server.ts';
+import { compareXml } from './helpers/xml-compare.ts';
 
 /**
  * WSDL mode end to end against WSDLs that generators write, not ones written for Interchange (issue 9, API.md §6):
@@ -13,9 +14,6 @@ import { spyneNamespace, startSpyneServer, type ZeepAnswer, zeepCalls } from './
  * answered by PHP's SoapServer. Both declare each wrapper as `<xs:element name="Op" type="tns:Op"/>` with the
  * parameters in the named complexType. python-zeep, an independent client, checks the fixtures themselves.
  */
-
-/** What issue 9 still has to fix (a todo test's failure does not fail the run). */
-const elementRef = { todo: 'issue 9: an element ref (a global element) is sent unqualified in an unqualified schema' };
 
 type Auth = { key: string; tenant: string };
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -56,6 +54,9 @@ const placeOrderResult = {
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
+const inputsOf = (overloads: unknown) => (overloads as Array<{ input: string }>).map((o) => o.input);
+const pathsOf = (issues: unknown) => (issues as Array<{ path: string }>).map((i) => i.path);
+
 function ok(res: LightMyRequestResponse): any {
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(body(res).success, true);
@@ -317,14 +318,14 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
 
   test('JAX-WS on PHP: placeOrder with a nested customer (an extension of party), imported lines, a ref and a nil', async () => {
     const result = ok(await send('jaxws', 'placeOrder', placeOrder));
-    // xs:decimal: a number, or its exact lexical string.
-    assert.equal(String(result.return?.total), '24.25');
+    // xs:decimal stays the exact lexical string the service sent (a double could not hold every decimal).
+    assert.equal(result.return?.total, '24.25');
     assert.deepEqual({ ...result, return: { ...result.return, total: 24.25 } }, { return: placeOrderResult });
 
     // A maxOccurs="unbounded" element is an array even with one item; a note with text, no gift wrap.
     const one = { ...placeOrder, lines: [placeOrder.lines[0]], note: 'leave at the door', giftWrap: false };
     const oneResult = ok(await send('jaxws', 'placeOrder', one)).return;
-    assert.equal(String(oneResult?.total), '21');
+    assert.equal(oneResult?.total, '21.00');
     assert.deepEqual(
       { ...oneResult, total: 21 },
       {
@@ -340,7 +341,7 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
     );
   });
 
-  test('JAX-WS on PHP: the placeOrder envelope is the one zeep builds, with the empty SOAPAction', elementRef, async () => {
+  test('JAX-WS on PHP: the placeOrder envelope is the one zeep builds, with the empty SOAPAction', async () => {
     // SoapServer takes children in any namespace, so the answer alone does not show this: wrapper qualified, its
     // children not (no elementFormDefault), the element ref'd (a global element) qualified, note xsi:nil.
     jaxws.clearLog();
@@ -384,5 +385,93 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
       'params.priority',
     ]);
     assert.deepEqual(jaxws.posts(), [], 'nothing was sent');
+  });
+
+  test('overloads: test lists one signature per overload of Find, each with its input, under one operation name', async () => {
+    assert.equal((await put('directory', jaxws.url('/directory?wsdl'))).statusCode, 201);
+    const [service] = ok(await run('directory', { operation: 'test' })).details.services;
+    const [port] = service.ports;
+    assert.deepEqual(port.operations, ['Find']);
+    const string = (name: string) => ({ name, type: 'xs:string', required: true, repeated: false });
+    // The binding's order (ByName, ById, ByAlias), each bound to its portType overload by the input's name.
+    assert.deepEqual(port.signatures, [
+      {
+        operation: 'Find',
+        input: 'FindByName',
+        parameters: [string('name'), { name: 'exact', type: 'xs:boolean', required: false, repeated: false }],
+        output: 'FindByNameResponse',
+      },
+      {
+        operation: 'Find',
+        input: 'FindById',
+        parameters: [{ name: 'id', type: 'xs:int', required: true, repeated: false }],
+        output: 'FindByIdResponse',
+      },
+      { operation: 'Find', input: 'FindByAlias', parameters: [string('name')], output: 'FindByAliasResponse' },
+    ]);
+  });
+
+  test('overloads: the params choose the one overload they fit, and the server runs that one', async () => {
+    jaxws.clearLog();
+    assert.deepEqual(ok(await send('directory', 'Find', { id: 7 })), { return: 'by id 7' });
+    assert.deepEqual(ok(await send('directory', 'Find', { name: 'ann', exact: true })), { return: 'by name ann (exact)' });
+    const [byId, byName] = jaxws.posts();
+    assert.equal(byId.soapAction, '"urn:directory/FindById"');
+    const envelope = (inner: string) => `<s:Envelope xmlns:s="${SOAP11}"><s:Body>${inner}</s:Body></s:Envelope>`;
+    // The input element in the schema's namespace, its children unqualified (the schema has no elementFormDefault).
+    assert.deepEqual(compareXml(byId.body, envelope('<d:FindById xmlns:d="urn:directory"><id>7</id></d:FindById>')), []);
+    assert.equal(byName.soapAction, '"urn:directory/FindByName"');
+    assert.deepEqual(
+      compareXml(
+        byName.body,
+        envelope('<d:FindByName xmlns:d="urn:directory"><name>ann</name><exact>true</exact></d:FindByName>'),
+      ),
+      [],
+    );
+  });
+
+  test('overloads: `input` chooses; params that fit several are 400 ambiguous_soap_method, none: invalid_soap_params', async () => {
+    jaxws.clearLog();
+    assert.deepEqual(
+      ok(await run('directory', { operation: 'send', method: 'Find', input: 'FindByAlias', params: { name: 'ann' } })),
+      {
+        return: 'by alias ann',
+      },
+    );
+    assert.deepEqual(
+      ok(await run('directory', { operation: 'send', method: 'Find', input: 'FindByName', params: { name: 'ann' } })),
+      {
+        return: 'by name ann',
+      },
+    );
+    assert.equal(jaxws.posts().length, 2);
+    jaxws.clearLog();
+
+    const ambiguous = assertError(await send('directory', 'Find', { name: 'ann' }), 400, 'ambiguous_soap_method');
+    assert.deepEqual(inputsOf(ambiguous.details?.overloads), ['FindByName', 'FindByAlias']);
+    assert.match(ambiguous.message, /input/);
+
+    const none = assertError(await send('directory', 'Find', { id: 'seven' }), 400, 'invalid_soap_params');
+    // The problems of the closest overload (FindById: one), and every overload for the caller to choose from.
+    assert.deepEqual(pathsOf(none.details?.issues), ['params.id']);
+    assert.deepEqual(inputsOf(none.details?.overloads), ['FindByName', 'FindById', 'FindByAlias']);
+    assert.deepEqual(none.details?.expected, [{ name: 'id', type: 'xs:int', required: true, repeated: false }]);
+
+    const unknownInput = assertError(
+      await run('directory', { operation: 'send', method: 'Find', input: 'FindByPhone', params: {} }),
+      400,
+      'validation_failed',
+    );
+    assert.deepEqual(unknownInput.details?.issues, [
+      { path: 'input', message: 'is not an input of Find; inputs: FindByName, FindById, FindByAlias' },
+    ]);
+    // `input` names an overload: the params must fit that one, even when another would take them.
+    const wrongOne = assertError(
+      await run('directory', { operation: 'send', method: 'Find', input: 'FindByAlias', params: { id: 7 } }),
+      400,
+      'invalid_soap_params',
+    );
+    assert.deepEqual(pathsOf(wrongOne.details?.issues), ['params.id', 'params.name']);
+    assert.deepEqual(jaxws.posts(), [], 'nothing was sent for a refused call');
   });
 });

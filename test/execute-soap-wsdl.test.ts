@@ -6,6 +6,7 @@ import { assertError, issuePaths, sleep } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { compareXml } from './helpers/xml-compare.ts';
 
 /** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (API.md §4, §6). */
 
@@ -146,11 +147,13 @@ describe('execute with the SOAP connector in WSDL mode', () => {
         assert.equal(sent?.path, '/calculator');
         assert.equal(sent?.soapAction, `"${CALC}/${method}"`);
         assert.equal(sent?.contentType, 'text/xml; charset=utf-8');
-        assert.ok(sent?.body.includes(`<soap:Envelope xmlns:soap="${SOAP11}"`), sent?.body);
-        assert.ok(sent?.body.includes(`<${method} xmlns="${CALC}">${inner}</${method}>`), sent?.body);
+        // The calculator's schema is elementFormDefault="qualified": the params are in its namespace too.
+        const envelope = `<s:Envelope xmlns:s="${SOAP11}"><s:Body><${method} xmlns="${CALC}">${inner}</${method}></s:Body></s:Envelope>`;
+        assert.deepEqual(compareXml(sent?.body ?? '', envelope), [], sent?.body);
       }
     }
-    const line = (i: number) => ({ sku: `SKU-${i}`, quantity: i, price: i * 10 + 0.99 });
+    // price is an xs:decimal: the text as sent (README, SOAP); quantity an xs:int.
+    const line = (i: number) => ({ sku: `SKU-${i}`, quantity: i, price: `${i}0.99` });
     const order = (id: string, lines?: unknown[]) => ({ GetOrderResult: { id, customer: 'ACME Corp', ...(lines && { lines }) } });
     assert.deepEqual(ok(await call('calc', 'receive', 'GetOrder', { id: 'A' })), order('A', [line(1), line(2)]));
     assert.deepEqual(ok(await call('calc', 'send', 'GetOrder', { id: 'B-1' })), order('B-1', [line(1)]));
@@ -164,8 +167,10 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     const params = { message: { $attributes: { lang: 'en' }, $value: 'hi' } };
     assert.deepEqual(ok(await call('calc', 'send', 'Echo', params, { soap_headers: soapHeaders })), { EchoResult: 'hi' });
     const [sent] = posts(soap);
-    assert.ok(sent.body.includes('<soap:Header><Trace xmlns="urn:trace"><id>t-1</id></Trace></soap:Header>'), sent.body);
-    assert.ok(sent.body.includes(`<Echo xmlns="${CALC}"><message lang="en">hi</message></Echo>`), sent.body);
+    const expected =
+      `<s:Envelope xmlns:s="${SOAP11}"><s:Header><Trace xmlns="urn:trace"><id>t-1</id></Trace></s:Header>` +
+      `<s:Body><Echo xmlns="${CALC}"><message lang="en">hi</message></Echo></s:Body></s:Envelope>`;
+    assert.deepEqual(compareXml(sent.body, expected), [], sent.body);
     soap.clearLog();
     assert.deepEqual(issuePaths(await call('calc', 'send', 'Echo', { message: 'x', note: { $xml: '<evil/>' } })), [
       'params.note.$xml',

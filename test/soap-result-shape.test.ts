@@ -3,24 +3,31 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { open_wsdl, type WSDL } from 'soap/lib/wsdl/index.js';
 import { shapeResult } from '../src/connectors/soap/result-shape.ts';
-import { SchemaModel } from '../src/connectors/soap/schema-model.ts';
-import { outputModel } from '../src/connectors/soap/signature.ts';
+import { type ComplexModel, SchemaModel, simpleModelOf } from '../src/connectors/soap/schema-model.ts';
+import { operationLayout } from '../src/connectors/soap/signature.ts';
+import { readWsdlServices } from '../src/connectors/soap/wsdl-documents.ts';
 
 const wsdlText = readFileSync(new URL('./fixtures/soap/calculator.wsdl', import.meta.url), 'utf8');
 
-async function calculator(): Promise<{ schema: SchemaModel; method: (name: string) => unknown }> {
+/** The output model of an operation of the calculator fixture's first port. */
+async function calculator(): Promise<{ outputModel: (name: string) => ComplexModel }> {
   const wsdl = await new Promise<WSDL>((resolve, reject) =>
     open_wsdl(wsdlText as never, {}, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed))),
   );
-  // biome-ignore lint/suspicious/noExplicitAny: node-soap's parsed WSDL is untyped.
-  const services = (wsdl.definitions as any).services;
-  const port = Object.values(services.CalculatorService.ports)[0] as { binding: { methods: Record<string, unknown> } };
-  return { schema: new SchemaModel(wsdl), method: (name) => port.binding.methods[name] };
+  const schema = new SchemaModel(wsdl);
+  const [port] = readWsdlServices([wsdlText]).find((s) => s.name === 'CalculatorService')?.ports ?? [];
+  return {
+    outputModel(name) {
+      const operation = port.operations.find((o) => o.name === name);
+      const output = operation && operationLayout(schema, operation).output;
+      assert.ok(output, `${name} has an output`);
+      return output.model;
+    },
+  };
 }
 
 test('a result follows the output schema: a repeatable element is a list even with one item, numbers typed', async () => {
-  const { schema, method } = await calculator();
-  const model = outputModel(schema, method('GetOrder'));
+  const model = (await calculator()).outputModel('GetOrder');
   const read = { GetOrderResult: { id: 'B-1', customer: 'ACME', lines: { sku: 'SKU-1', quantity: '1', price: '10.99' } } };
   assert.deepEqual(shapeResult(model, read), {
     GetOrderResult: { id: 'B-1', customer: 'ACME', lines: [{ sku: 'SKU-1', quantity: 1, price: '10.99' }] },
@@ -31,9 +38,50 @@ test('a result follows the output schema: a repeatable element is a list even wi
 });
 
 test('integers beyond 2^53 and text that is not a number stay text; unknown elements stay as read', async () => {
-  const { schema, method } = await calculator();
-  const model = outputModel(schema, method('Add'));
+  const model = (await calculator()).outputModel('Add');
   assert.deepEqual(shapeResult(model, { AddResult: '9007199254740993' }), { AddResult: '9007199254740993' });
   assert.deepEqual(shapeResult(model, { AddResult: 'n/a' }), { AddResult: 'n/a' });
   assert.deepEqual(shapeResult(model, { AddResult: ' 42 ', Extra: { x: '1' } }), { AddResult: 42, Extra: { x: '1' } });
 });
+
+test('rpc/encoded answers: xsi:type on values is dropped, SOAP-encoded arrays are lists, declared attributes stay', () => {
+  const string = simpleModelOf('string');
+  const int = simpleModelOf('int');
+  const item: ComplexModel = {
+    kind: 'complex',
+    type: 'RemoteItem',
+    open: false,
+    particles: [{ name: 'id', ns: '', required: true, repeated: false, nillable: false, model: int }],
+  };
+  const model: ComplexModel = {
+    kind: 'complex',
+    type: 'Answer',
+    open: false,
+    particles: [
+      { name: 'count', ns: '', required: true, repeated: false, nillable: false, model: int },
+      { name: 'names', ns: '', required: true, repeated: false, nillable: false, model: arrayOf(string) },
+      { name: 'items', ns: '', required: true, repeated: false, nillable: false, model: arrayOf(item) },
+      { name: 'phone', ns: '', required: true, repeated: false, nillable: false, model: item },
+    ],
+  };
+  const read = {
+    count: { $attributes: { type: 'xsd:int' }, $value: '2' },
+    names: {
+      $attributes: { type: 'soapenc:Array', arrayType: 'xsd:string[2]' },
+      item: ['a', { $attributes: { type: 'xsd:string' }, $value: 'b' }],
+    },
+    items: { RemoteItem: { $attributes: { type: 'ns1:RemoteItem' }, id: { $attributes: { type: 'xsd:int' }, $value: '7' } } },
+    // A declared attribute named `type` with a plain value is the element's own.
+    phone: { $attributes: { type: 'mobile' }, id: '1' },
+  };
+  assert.deepEqual(shapeResult(model, read), {
+    count: 2,
+    names: ['a', 'b'],
+    items: [{ id: 7 }],
+    phone: { $attributes: { type: 'mobile' }, id: 1 },
+  });
+});
+
+function arrayOf(items: ComplexModel['arrayOf'] & object): ComplexModel {
+  return { kind: 'complex', type: 'soapenc:Array', particles: [], open: true, arrayOf: items };
+}

@@ -8,10 +8,11 @@ import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
-import { outputModel } from './signature.ts';
+import { operationLayout } from './signature.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
-import { checkWsdlCall } from './wsdl-checks.ts';
-import { bindingMethod, loadWsdlModel, portSignatures, prepareClient, selectPort, type WsdlModel } from './wsdl-model.ts';
+import { resolveWsdlCall } from './wsdl-checks.ts';
+import { writeWsdlEnvelope } from './wsdl-envelope.ts';
+import { loadWsdlModel, portSignatures, selectPort, type WsdlModel } from './wsdl-model.ts';
 
 interface SoapSettings {
   endpointUrl: string;
@@ -76,20 +77,6 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
   };
 }
 
-/** A node-soap failure in the contract's terms, read from the raw answer node-soap was given. */
-function wsdlCallFailure(error: unknown, http: SoapHttp): unknown {
-  if (error instanceof ApiError || !http.last) return error;
-  try {
-    // A fault, an HTTP error or an unreadable answer, as raw mode would report it.
-    readSoapResponse(http.last.status, http.last.headers, http.last.body);
-  } catch (failure) {
-    return failure;
-  }
-  return new ApiError('upstream_invalid_response', 'The upstream answer does not fit the WSDL.', {
-    reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
-  });
-}
-
 function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
   if (error instanceof ApiError) return error;
   const last = http.last;
@@ -129,44 +116,36 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       }
     }) as Promise<WsdlModel>;
 
-  /** The WSDL, the port and the call checked against them: nothing is sent. */
+  /** The WSDL, the port and the operation the call runs, checked against them: nothing is sent. */
   async function prepareWsdlCall(fields: CallFields) {
     const loaded = await model();
     const { service, port } = selectPort(loaded, fields.service, fields.port);
-    checkWsdlCall(loaded, service.name, port, fields);
-    return { loaded, service, port };
+    const operation = resolveWsdlCall(loaded, service.name, port, fields);
+    return { loaded, port, operation };
   }
 
   async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
-    const { loaded, service, port } = await prepareWsdlCall(fields);
-    const http = new SoapHttp(settings.http);
-    const client = prepareClient(loaded, settings.serviceUrl ?? port.location, {
-      http,
-      soap12: port.soapVersion === '1.2',
+    const { loaded, port, operation } = await prepareWsdlCall(fields);
+    const layout = operationLayout(loaded.schema, operation);
+    const envelope = writeWsdlEnvelope({
+      version: port.soapVersion,
+      layout: layout.input,
+      params: fields.params ?? {},
       soapHeaders: fields.soap_headers,
-      soapAction: fields.soap_action,
     });
-    type Operation = (args: unknown, callback: (error: unknown, value: unknown) => void) => void;
-    const operation = (client as unknown as Record<string, Record<string, Record<string, Operation>>>)[service.name][port.name][
-      fields.method
-    ];
-    // An rpc input message without parts: node-soap writes the empty wrapper only for null args (else it takes the
-    // document path and fails an assertion of its own, which was a 500).
-    const method = bindingMethod(loaded, service.name, port.name, fields.method);
-    const partless = method?.style === 'rpc' && (method.input?.parts ?? null) === null && method.input?.$lookupType === undefined;
-    const args = partless ? null : (fields.params ?? {});
-    // The Promise executor runs at once: the client prepared above is invoked in the same tick.
-    const result = await new Promise<unknown>((resolve, reject) => {
-      operation.call(client, args, (error: unknown, value: unknown) =>
-        error ? reject(wsdlCallFailure(error, http)) : resolve(value),
-      );
+    const soapAction = fields.soap_action ?? operation.soapAction;
+    const response = await sendUpstream(settings.http.dispatcher, {
+      url: settings.serviceUrl ?? port.location,
+      method: 'POST',
+      headers: { ...settings.http.headers, ...requestHeaders({ version: port.soapVersion, soapAction }) },
+      body: envelope,
+      timeoutMs: settings.http.timeoutMs,
+      maxBodyBytes: settings.http.maxBodyBytes,
+      budget: settings.http.budget,
     });
-    // node-soap accepts answers the contract refuses: a result envelope under a non-2xx status (upstream_http_error)
-    // and XML that is no SOAP envelope (`<foo/>`: upstream_invalid_response). The raw answer is read as raw mode
-    // reads it, which throws those; when it passes, node-soap's typed result stands.
-    if (http.last) readSoapResponse(http.last.status, http.last.headers, http.last.body);
-    const data = shapeResult(outputModel(loaded.schema, method), result ?? {}) as Record<string, unknown>;
-    return { data, messageCount: 1 };
+    const result = readSoapResponse(response.status, response.headers, response.body);
+    const data = layout.output ? shapeResult(layout.output.model, result) : result;
+    return { data: data as Record<string, unknown>, messageCount: 1 };
   }
 
   async function callRaw(fields: CallFields): Promise<ConnectorResult> {
@@ -209,8 +188,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
           ports: s.ports.map((p) => ({
             name: p.name,
             soap_version: p.soapVersion,
-            operations: p.operations,
-            signatures: portSignatures(loaded, s.name, p),
+            operations: p.names,
+            signatures: portSignatures(loaded, p),
           })),
         }));
         return {

@@ -9,7 +9,7 @@ export const envelopeNamespaces = {
   '1.2': 'http://www.w3.org/2003/05/soap-envelope',
 } as const satisfies Record<SoapVersion, string>;
 
-const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
+export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
 
 export interface EnvelopeInput {
   version: SoapVersion;
@@ -100,7 +100,7 @@ function renderEnvelope(input: EnvelopeInput): { xml: string; issues: Validation
 }
 
 /** Writes JSON-like values as XML elements, collecting every problem instead of stopping at the first. */
-class XmlWriter {
+export class XmlWriter {
   readonly issues: ValidationIssue[] = [];
 
   /** The element `name` holding `value` (several for an array, none for undefined); `path` names it in issues. */
@@ -137,7 +137,8 @@ class XmlWriter {
     return xml;
   }
 
-  private attributes(value: unknown, path: string): string {
+  /** `$attributes` as attribute text (` a="1" b="2"`). */
+  attributes(value: unknown, path: string): string {
     if (value === undefined || value === null) return '';
     if (!isPlainObject(value)) {
       this.issues.push({ path, message: 'must be an object of attribute values' });
@@ -154,7 +155,7 @@ class XmlWriter {
   }
 
   /** A scalar as escaped text. */
-  private text(value: unknown, path: string, expected = 'must be a string, number or boolean'): string {
+  text(value: unknown, path: string, expected = 'must be a string, number or boolean'): string {
     if (typeof value === 'string') {
       if (hasXmlIllegalCharacter(value)) this.issues.push({ path, message: 'contains a character XML 1.0 cannot carry' });
       return escapeXml(value);

@@ -9,10 +9,16 @@ import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } 
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
  */
 export function shapeResult(model: ComplexModel, value: unknown): unknown {
-  if (!isPlainObject(value) || model.arrayOf) return value;
+  if (!isPlainObject(value)) return value;
+  if (model.arrayOf) return arrayItems(model.arrayOf, value);
   const byName = new Map(model.particles.map((p) => [p.name, p]));
   const shaped: Record<string, unknown> = {};
+  const attributes = typeAnnotationsDropped(value.$attributes);
   for (const [key, item] of Object.entries(value)) {
+    if (key === '$attributes') {
+      if (attributes !== undefined) shaped[key] = attributes;
+      continue;
+    }
     const particle = byName.get(key);
     if (!particle) {
       shaped[key] = item;
@@ -26,7 +32,35 @@ export function shapeResult(model: ComplexModel, value: unknown): unknown {
 
 function shapeValue(model: TypeModel, value: unknown): unknown {
   if (model.kind === 'complex') return shapeResult(model, value);
+  // A simple type has no attributes of its own (XML Schema 3.14): attributes on it are the instance's own xsi:type
+  // (rpc/encoded services put one on every value), so its text is the value.
+  if (isPlainObject(value) && Object.keys(value).every((key) => key === '$attributes' || key === '$value')) {
+    return typedText(model, typeof value.$value === 'string' ? value.$value : '');
+  }
   return typeof value === 'string' ? typedText(model, value) : value;
+}
+
+/**
+ * An element's attributes without the SOAP encoding's type annotations: `xsi:type` and `soapenc:arrayType` (read
+ * without their prefixes, as `type` and `arrayType`) when their value is a prefixed QName, as those always are.
+ * A declared attribute named `type` holding a plain word stays. Undefined when nothing is left.
+ */
+function typeAnnotationsDropped(attributes: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(attributes)) return undefined;
+  const kept = Object.entries(attributes).filter(
+    ([name, value]) => !((name === 'type' || name === 'arrayType') && typeof value === 'string' && /^[^\s:]+:\S+$/.test(value)),
+  );
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** A SOAP-encoded array as the list of its items, whatever they are named (`item`, the item type's name). */
+function arrayItems(items: TypeModel, value: Record<string, unknown>): unknown[] {
+  const list: unknown[] = [];
+  for (const [key, item] of Object.entries(value)) {
+    if (key === '$attributes' || key === '$value') continue;
+    for (const one of Array.isArray(item) ? item : [item]) list.push(shapeValue(items, one));
+  }
+  return list;
 }
 
 /** Text as the number or boolean its type says, when it is one exactly; an integer beyond 2^53 stays text. */

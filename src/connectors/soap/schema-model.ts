@@ -35,6 +35,8 @@ export interface ComplexModel {
   type: string;
   particles: Particle[];
   open: boolean;
+  /** With `open`: where the `xsd:any` stands among the particles (elements it takes are written there). */
+  anyAt?: number;
   /** simpleContent: a text value beside attributes (`$value`). */
   text?: SimpleModel;
   /** A SOAP-encoded array: its items, any number of them. */
@@ -46,6 +48,10 @@ export type TypeModel = SimpleModel | ComplexModel;
 /** One child element of a complex type. */
 export interface Particle {
   name: string;
+  /** The namespace the element is written in: its schema's for a global or qualified element, '' for unqualified. */
+  ns: string;
+  /** The element's name when it is not the param's: an rpc part declared with `element=` (see signature.ts). */
+  elementName?: string;
   required: boolean;
   repeated: boolean;
   nillable: boolean;
@@ -106,6 +112,20 @@ export class SchemaModel {
     // An unprefixed name no schema declares: a built-in (schemas often make XSD their default namespace).
     if (!qname.includes(':') && builtinNames.has(local)) return simple(local);
     return anyType;
+  }
+
+  /** The model of the type `ns`/`local` names (a built-in when `ns` is XML Schema's). */
+  typeNamed(ns: string, local: string): TypeModel {
+    if (xsdNamespaces.has(ns)) return simple(local);
+    if (ns === soapEncodingNamespace) return local === 'Array' ? arrayModel(anyType) : simple(local);
+    const node = this.#schema(ns)?.complexTypes?.[local] ?? this.#schema(ns)?.types?.[local];
+    if (node) return this.typeOf(node, ns);
+    return builtinNames.has(local) ? simple(local) : anyType;
+  }
+
+  /** The global element `ns`/`local` names: its declaration node, or undefined when no schema declares it. */
+  globalElement(ns: string, local: string): Node {
+    return this.#schema(ns)?.elements?.[local];
   }
 
   /** The element a `ref=` or a message part names, and the namespace it is declared in. */
@@ -181,6 +201,7 @@ export class SchemaModel {
       }
       // An extension has the base type's content first; a restriction restates what it keeps.
       if (derivation.name === 'extension' && base.kind === 'complex') {
+        if (base.open) model.anyAt ??= (base.anyAt ?? base.particles.length) + model.particles.length;
         model.particles.push(...base.particles);
         model.open ||= base.open;
       }
@@ -215,6 +236,7 @@ export class SchemaModel {
       }
       case 'any':
         model.open = true;
+        model.anyAt ??= model.particles.length;
         return;
       case 'element':
         model.particles.push(this.#particle(node, namespace, optional, repeated));
@@ -235,6 +257,10 @@ export class SchemaModel {
     const declaration = referenced?.node ?? node;
     const declaredIn = referenced?.ns ?? namespace;
     const name = declaration.$name ?? String(node.$ref ?? '').replace(/^.*:/, '');
+    // XML Schema 3.3.2: a global element is always in its schema's namespace; a local one when its form (or else its
+    // schema's elementFormDefault) is qualified.
+    const form = node.$form ?? this.#schema(namespace)?.$elementFormDefault;
+    const ns = referenced ? (referenced.ns ?? '') : form === 'qualified' ? (namespace ?? '') : '';
     let model: TypeModel | undefined;
     const resolve = () => {
       model ??= this.elementType(declaration, declaredIn);
@@ -242,6 +268,7 @@ export class SchemaModel {
     };
     return {
       name,
+      ns,
       required: !optional && node.$minOccurs !== '0',
       repeated: repeated || isMany(node.$maxOccurs),
       nillable: node.$nillable === 'true' || declaration.$nillable === 'true',

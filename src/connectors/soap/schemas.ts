@@ -26,6 +26,8 @@ export const callSchema = {
     namespace: { type: 'string', maxLength: 2048 },
     service: { type: 'string', minLength: 1, maxLength: 256 },
     port: { type: 'string', minLength: 1, maxLength: 256 },
+    // WSDL mode: which overload of `method` to run, by its signature's `input`.
+    input: { type: 'string', minLength: 1, maxLength: 256 },
   },
 } as const;
 
@@ -37,4 +39,5 @@ export interface CallFields {
   namespace?: string;
   service?: string;
   port?: string;
+  input?: string;
 }

@@ -1,7 +1,5 @@
 import { type ComplexModel, type Particle, type SchemaModel, simpleModelOf, type TypeModel } from './schema-model.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: node-soap's parsed WSDL elements are untyped.
-type Node = any;
+import type { BoundMessage, BoundOperation, QName, WsdlPart } from './wsdl-documents.ts';
 
 /** One parameter as `test` shows it (API.md section 6): nested to the depth the schema has, cut at 8 levels. */
 export interface Param {
@@ -31,61 +29,116 @@ const listedDepth = 8;
  */
 const listedBudget = 2000;
 
-/**
- * What an operation's input takes, as one complex model whose particles are the params: for document/literal the
- * content of the message part's element (wrapped: the wrapper's children; a `type=` wrapper is followed to its named
- * type), for rpc the message's parts. An input node-soap could not resolve (a message or element the WSDL never
- * declares) is open: nothing can be checked against it.
- */
-export function inputModel(schema: SchemaModel, method: Node): ComplexModel {
-  return messageModel(schema, method?.input);
+/** How a message is written in the Body: inside `wrapper` (when there is one) the elements `model` describes. */
+export interface MessageLayout {
+  /** The element around the params: an rpc operation's wrapper, a document/literal part's element. */
+  wrapper: QName | undefined;
+  /** The params: the wrapper's content, or the Body's when there is no wrapper. */
+  model: ComplexModel;
+  /** The signature's `input`/`output`: the wrapper element's name for document/literal, else the message's. */
+  name: string;
 }
 
-/** What an operation's answer holds, read the same way as its input (the response wrapper's content, or rpc parts). */
-export function outputModel(schema: SchemaModel, method: Node): ComplexModel {
-  return messageModel(schema, method?.output);
-}
+const unknownModel = (): ComplexModel => ({ kind: 'complex', type: 'unknown', particles: [], open: true, anyAt: 0 });
+const layouts = new WeakMap<BoundOperation, { input: MessageLayout; output: MessageLayout | undefined }>();
 
-function messageModel(schema: SchemaModel, input: Node): ComplexModel {
-  if (!input) return { kind: 'complex', type: 'unknown', particles: [], open: true };
-  if (input.parts !== undefined || input.$lookupType === undefined) return rpcModel(schema, input);
-  const content = schema.elementType(input, input.targetNamespace);
-  if (content.kind === 'complex') return content;
-  // A bare part of a simple type: its value is the whole body, given as `$value`.
-  return { kind: 'complex', type: content.type, particles: [], open: false, text: content };
-}
-
-/** rpc: one particle per message part, each required; node-soap resolved the parts' types to schema nodes. */
-function rpcModel(schema: SchemaModel, message: Node): ComplexModel {
-  const particles: Particle[] = Object.entries((message.parts ?? {}) as Record<string, Node>).map(([name, part]) => {
-    let model: TypeModel | undefined;
-    return {
-      name,
-      required: true,
-      repeated: false,
-      nillable: true,
-      get model() {
-        model ??=
-          typeof part === 'object' && part !== null
-            ? schema.typeOf(part, part.xmlns)
-            : typeof part === 'string'
-              ? schema.namedType(part, message, undefined)
-              : simpleModelOf('anyType');
-        return model;
+/** The layouts of an operation's input and output (computed once per operation of a loaded WSDL). */
+export function operationLayout(schema: SchemaModel, operation: BoundOperation) {
+  let layout = layouts.get(operation);
+  if (!layout) {
+    layout = {
+      input: messageLayout(schema, operation, operation.input, operation.name) ?? {
+        wrapper: undefined,
+        model: unknownModel(),
+        name: operation.name,
       },
+      output: messageLayout(schema, operation, operation.output, `${operation.name}Response`),
     };
-  });
-  return { kind: 'complex', type: message.$name ?? 'input', particles, open: false };
+    layouts.set(operation, layout);
+  }
+  return layout;
+}
+
+/**
+ * A message as WSDL 1.1 §3.5 and WS-I Basic Profile 1.1 §4.7 lay it out in the Body:
+ * - rpc: a wrapper named after the operation (`Response` added for the output), in `soap:body`'s namespace (none
+ *   given: unqualified), holding one unqualified element per part, named after the part;
+ * - document, one part: the part's global element (for a `type=` part, an unqualified element named after the part),
+ *   whose content is the params (a simple type's text is `$value`);
+ * - document, several parts: the parts' elements side by side in the Body, each a param;
+ * - document, no parts: an empty Body.
+ * A message the WSDL never declares, or an element no schema declares, is open: nothing can be checked against it.
+ */
+function messageLayout(
+  schema: SchemaModel,
+  operation: BoundOperation,
+  message: BoundMessage | undefined,
+  rpcName: string,
+): MessageLayout | undefined {
+  if (!message) return undefined;
+  const parts = message.parts;
+  if (parts === undefined) return { wrapper: undefined, model: unknownModel(), name: message.name };
+  if (operation.style === 'rpc') {
+    // A part declared with element= (WS-I BP R2203 forbids it in rpc) is that element, qualified, as zeep writes it;
+    // the param keeps the part's name.
+    const particles = parts.map((part) => partParticle(schema, part, part.name, part.element?.ns ?? '', part.element?.local));
+    return {
+      wrapper: { ns: message.namespace ?? '', local: rpcName },
+      model: { kind: 'complex', type: message.name, particles, open: false },
+      name: message.name,
+    };
+  }
+  if (parts.length === 1) {
+    const [part] = parts;
+    const wrapper = part.element ?? { ns: '', local: part.name };
+    const declaration = part.element ? schema.globalElement(part.element.ns, part.element.local) : undefined;
+    const content = declaration
+      ? schema.elementType(declaration, part.element?.ns)
+      : part.type
+        ? schema.typeNamed(part.type.ns, part.type.local)
+        : unknownModel();
+    // A bare part of a simple type: its value is the whole element, given as `$value`.
+    const model: ComplexModel =
+      content.kind === 'complex' ? content : { kind: 'complex', type: content.type, particles: [], open: false, text: content };
+    return { wrapper, model, name: part.element ? wrapper.local : message.name };
+  }
+  const particles = parts.map((part) =>
+    part.element ? partParticle(schema, part, part.element.local, part.element.ns) : partParticle(schema, part, part.name, ''),
+  );
+  return { wrapper: undefined, model: { kind: 'complex', type: message.name, particles, open: false }, name: message.name };
+}
+
+/** A message part as one param: required, of the part's type or element's type, resolved on first use. */
+function partParticle(schema: SchemaModel, part: WsdlPart, name: string, ns: string, elementName?: string): Particle {
+  let model: TypeModel | undefined;
+  return {
+    name,
+    ns,
+    ...(elementName !== undefined && elementName !== name && { elementName }),
+    required: true,
+    repeated: false,
+    nillable: true,
+    get model() {
+      if (model) return model;
+      const declaration = part.element ? schema.globalElement(part.element.ns, part.element.local) : undefined;
+      model = declaration
+        ? schema.elementType(declaration, part.element?.ns)
+        : part.type
+          ? schema.typeNamed(part.type.ns, part.type.local)
+          : simpleModelOf('anyType');
+      return model;
+    },
+  };
 }
 
 /** The signature of one operation of a port's binding. */
-export function signatureOf(schema: SchemaModel, name: string, method: Node): Signature {
-  const input = method?.input;
+export function signatureOf(schema: SchemaModel, operation: BoundOperation): Signature {
+  const { input, output } = operationLayout(schema, operation);
   return {
-    operation: name,
-    input: input?.$name ?? name,
-    parameters: listParams(inputModel(schema, method).particles, 1, { left: listedBudget }, new Set()),
-    output: method?.output?.$name ?? null,
+    operation: operation.name,
+    input: input.name,
+    parameters: listParams(input.model.particles, 1, { left: listedBudget }, new Set()),
+    output: output?.name ?? null,
   };
 }
 

@@ -1,0 +1,131 @@
+import { validationFailed } from '../../errors.ts';
+import { envelopeNamespaces, type SoapVersion, XmlWriter, xsiNamespace } from './envelope.ts';
+import type { ComplexModel, TypeModel } from './schema-model.ts';
+import type { MessageLayout } from './signature.ts';
+
+const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
+
+export interface WsdlEnvelopeInput {
+  version: SoapVersion;
+  layout: MessageLayout;
+  params: Record<string, unknown>;
+  soapHeaders?: Record<string, unknown>;
+}
+
+/**
+ * The envelope a WSDL prescribes for a call (API.md section 6), written from the input's schema model: elements in
+ * the schema's order, each in the namespace the schema puts it in (global and qualified elements in their schema's
+ * namespace, unqualified ones in none; see `Particle.ns`), the rpc wrapper in `soap:body`'s namespace. Values are
+ * written as raw mode writes them (`$attributes`, `$value`, null as `xsi:nil`, a list as the element repeated);
+ * elements the schema does not declare (an `xsd:any`) are written as raw mode writes them, where the `xsd:any` stands.
+ * A SOAP-encoded array is given as a list: each item is an element named after the item type (`item` with an
+ * `xsi:type` for a built-in type), as python-zeep writes them. Params are expected to be checked already
+ * (param-checks.ts); names that are no XML names are still refused (`validation_failed`).
+ *
+ * @example writeWsdlEnvelope({ version: '1.1', layout: multiply, params: { a: 6, b: 7 } })
+ * // '…<soap:Body><n0:Multiply xmlns:n0="spyne.examples"><n0:a>6</n0:a><n0:b>7</n0:b></n0:Multiply></soap:Body>…'
+ */
+export function writeWsdlEnvelope(input: WsdlEnvelopeInput): string {
+  const writer = new SchemaWriter();
+  const { layout, params } = input;
+  const header = Object.entries(input.soapHeaders ?? {})
+    .map(([name, value]) => writer.raw.element(name, value, `soap_headers.${name}`))
+    .join('');
+  const body = layout.wrapper
+    ? writer.element(layout.wrapper.ns, layout.wrapper.local, layout.model, params, 'params')
+    : writer.children(layout.model, params, 'params');
+  if (writer.raw.issues.length > 0) throw validationFailed(writer.raw.issues);
+  return (
+    '<?xml version="1.0" encoding="utf-8"?>' +
+    `<soap:Envelope xmlns:soap="${envelopeNamespaces[input.version]}" xmlns:xsi="${xsiNamespace}"${writer.declarations()}>` +
+    (header === '' ? '' : `<soap:Header>${header}</soap:Header>`) +
+    `<soap:Body>${body}</soap:Body></soap:Envelope>`
+  );
+}
+
+class SchemaWriter {
+  /** Writes what the schema leaves open, and collects the problems of names and values. */
+  readonly raw = new XmlWriter();
+  /** Namespace → prefix, declared on the Envelope. */
+  readonly #prefixes = new Map<string, string>();
+
+  /** The namespace declarations of every prefix used. */
+  declarations(): string {
+    let xml = '';
+    for (const [ns, prefix] of this.#prefixes) xml += ` xmlns:${prefix}="${this.raw.text(ns, 'namespace')}"`;
+    return xml;
+  }
+
+  #name(ns: string, local: string): string {
+    if (ns === '') return local;
+    let prefix = this.#prefixes.get(ns);
+    if (prefix === undefined) {
+      prefix = ns === xsdNamespace ? 'xs' : `n${this.#prefixes.size}`;
+      this.#prefixes.set(ns, prefix);
+    }
+    return `${prefix}:${local}`;
+  }
+
+  /** The element `local` in `ns` holding `value` of type `model` (several for a list, none for undefined). */
+  element(ns: string, local: string, model: TypeModel, value: unknown, path: string): string {
+    if (value === undefined) return '';
+    const array = model.kind === 'complex' ? model.arrayOf : undefined;
+    if (Array.isArray(value) && array === undefined) {
+      return value.map((item, i) => this.element(ns, local, model, item, `${path}[${i}]`)).join('');
+    }
+    const tag = this.#name(ns, local);
+    if (value === null) return `<${tag} xsi:nil="true"/>`;
+    let attributes = '';
+    let content = '';
+    if (Array.isArray(value) && array !== undefined) {
+      content = value.map((item, i) => this.#arrayItem(array, item, `${path}[${i}]`)).join('');
+    } else if (isPlainObject(value)) {
+      attributes = this.raw.attributes(value.$attributes, `${path}.$attributes`);
+      if (value.$value !== undefined && value.$value !== null) content = this.raw.text(value.$value, `${path}.$value`);
+      content += model.kind === 'complex' ? this.children(model, value, path) : this.#undeclared(value, new Set(), path);
+    } else {
+      content = this.raw.text(value, path, 'must be a string, number, boolean, null, object or array');
+    }
+    return content === '' ? `<${tag}${attributes}/>` : `<${tag}${attributes}>${content}</${tag}>`;
+  }
+
+  /** The child elements of `value` in the schema's order; undeclared ones where the type's `xsd:any` stands. */
+  children(model: ComplexModel, value: Record<string, unknown>, path: string): string {
+    const declared = new Set(model.particles.map((p) => p.name));
+    const anyAt = model.anyAt ?? model.particles.length;
+    let xml = '';
+    const written = new Set<string>();
+    for (const [i, particle] of model.particles.entries()) {
+      if (i === anyAt) xml += this.#undeclared(value, declared, path);
+      // A name declared twice (in two branches of a choice) is written once.
+      if (written.has(particle.name) || !Object.hasOwn(value, particle.name)) continue;
+      written.add(particle.name);
+      const name = particle.elementName ?? particle.name;
+      xml += this.element(particle.ns, name, particle.model, value[particle.name], `${path}.${particle.name}`);
+    }
+    if (anyAt >= model.particles.length) xml += this.#undeclared(value, declared, path);
+    return xml;
+  }
+
+  #undeclared(value: Record<string, unknown>, declared: Set<string>, path: string): string {
+    let xml = '';
+    for (const [key, child] of Object.entries(value)) {
+      if (key !== '$attributes' && key !== '$value' && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
+    }
+    return xml;
+  }
+
+  /** One item of a SOAP-encoded array: named after its complex type, else `item` with the built-in type as xsi:type. */
+  #arrayItem(model: TypeModel, value: unknown, path: string): string {
+    if (model.kind === 'complex' && model.type !== 'anonymous') return this.element('', model.type, model, value, path);
+    if (model.kind === 'complex' || model.builtin === 'anyType' || value === null || typeof value === 'object') {
+      return this.element('', 'item', model, value, path);
+    }
+    const type = this.#name(xsdNamespace, model.builtin);
+    return `<item xsi:type="${type}">${this.raw.text(value, path)}</item>`;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
