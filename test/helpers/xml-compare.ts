@@ -8,12 +8,16 @@ import { XMLParser } from 'fast-xml-parser';
 const xmlnsNamespace = 'http://www.w3.org/2000/xmlns/';
 const xmlNamespace = 'http://www.w3.org/XML/1998/namespace';
 const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
+const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
 
 /** An element: names as `{namespace}local` (`local` alone when in no namespace), prefixes resolved away. */
 export interface QualifiedElement {
   ns: string;
   local: string;
-  /** By qualified name; xmlns declarations left out; `xsi:type` values resolved to `{namespace}local`. */
+  /**
+   * By qualified name; xmlns declarations left out; `xsi:type` values resolved to `{namespace}local`, and
+   * `soapenc:arrayType` values to `{namespace}local[dimensions]`.
+   */
   attributes: Record<string, string>;
   children: QualifiedElement[];
   /** The element's own text nodes joined, trimmed (whitespace between child elements is insignificant). */
@@ -70,7 +74,13 @@ function toElement(node: OrderedNode, inherited: Map<string, string>): Qualified
     const ns = attributePrefix === undefined ? '' : resolvePrefix(attributePrefix, scope, name);
     if (ns === xmlnsNamespace) continue;
     const key = clark(ns, attributeLocal);
-    attributes[key] = key === clark(xsiNamespace, 'type') ? resolveQNameValue(value, scope) : value;
+    if (key === clark(xsiNamespace, 'type')) attributes[key] = resolveQNameValue(value, scope);
+    else if (key === clark(soapEncodingNamespace, 'arrayType')) {
+      // `p:T[2]`: the item type's QName resolved, the dimensions kept.
+      const bracket = value.indexOf('[');
+      attributes[key] =
+        bracket < 0 ? resolveQNameValue(value, scope) : resolveQNameValue(value.slice(0, bracket), scope) + value.slice(bracket);
+    } else attributes[key] = value;
   }
   const children: QualifiedElement[] = [];
   let text = '';

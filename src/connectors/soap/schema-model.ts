@@ -33,6 +33,8 @@ export interface SimpleModel {
 export interface ComplexModel {
   kind: 'complex';
   type: string;
+  /** A named type's namespace (`type` is its local name). */
+  ns?: string;
   particles: Particle[];
   open: boolean;
   /** With `open`: where the `xsd:any` stands among the particles (elements it takes are written there). */
@@ -91,6 +93,7 @@ export class SchemaModel {
     const model: ComplexModel = {
       kind: 'complex',
       type: node?.$name ?? 'anonymous',
+      ...(node?.$name !== undefined && namespace !== undefined && { ns: namespace }),
       particles: [],
       open: false,
     };

@@ -4,6 +4,7 @@ import type { ComplexModel, TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
 
 const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
+const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
 
 export interface WsdlEnvelopeInput {
   version: SoapVersion;
@@ -19,7 +20,8 @@ export interface WsdlEnvelopeInput {
  * written as raw mode writes them (`$attributes`, `$value`, null as `xsi:nil`, a list as the element repeated);
  * elements the schema does not declare (an `xsd:any`) are written as raw mode writes them, where the `xsd:any` stands.
  * A SOAP-encoded array is given as a list: each item is an element named after the item type (`item` with an
- * `xsi:type` for a built-in type), as python-zeep writes them. Params are expected to be checked already
+ * `xsi:type` for a built-in type), as python-zeep writes them, and the array carries the `soapenc:arrayType`
+ * (`xs:string[3]`) SOAP 1.1 section 5.4.2 requires (zeep leaves it out). Params are expected to be checked already
  * (param-checks.ts); names that are no XML names are still refused (`validation_failed`).
  *
  * @example writeWsdlEnvelope({ version: '1.1', layout: multiply, params: { a: 6, b: 7 } })
@@ -60,7 +62,7 @@ class SchemaWriter {
     if (ns === '') return local;
     let prefix = this.#prefixes.get(ns);
     if (prefix === undefined) {
-      prefix = ns === xsdNamespace ? 'xs' : `n${this.#prefixes.size}`;
+      prefix = ns === xsdNamespace ? 'xs' : ns === soapEncodingNamespace ? 'soapenc' : `n${this.#prefixes.size}`;
       this.#prefixes.set(ns, prefix);
     }
     return `${prefix}:${local}`;
@@ -78,6 +80,7 @@ class SchemaWriter {
     let attributes = '';
     let content = '';
     if (Array.isArray(value) && array !== undefined) {
+      attributes = ` ${this.#name(soapEncodingNamespace, 'arrayType')}="${this.#itemType(array)}[${value.length}]"`;
       content = value.map((item, i) => this.#arrayItem(array, item, `${path}[${i}]`)).join('');
     } else if (isPlainObject(value)) {
       attributes = this.raw.attributes(value.$attributes, `${path}.$attributes`);
@@ -113,6 +116,12 @@ class SchemaWriter {
       if (key !== '$attributes' && key !== '$value' && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
     }
     return xml;
+  }
+
+  /** The QName of a SOAP-encoded array's item type, as `soapenc:arrayType` writes it. */
+  #itemType(model: TypeModel): string {
+    if (model.kind === 'simple') return this.#name(xsdNamespace, model.builtin);
+    return model.ns === undefined ? this.#name(xsdNamespace, 'anyType') : this.#name(model.ns, model.type);
   }
 
   /** One item of a SOAP-encoded array: named after its complex type, else `item` with the built-in type as xsi:type. */
