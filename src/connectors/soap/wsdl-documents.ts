@@ -236,7 +236,7 @@ function boundOperation(
   const bindingInput = wsdlChildren(operation, 'input')[0];
   const bindingOutput = wsdlChildren(operation, 'output')[0];
   // WSDL 1.1 §2.4.6: overloads share a name and are told apart by the names of their input and output.
-  const abstract = wsdlChildren(portType ?? emptyNode, 'operation').find(
+  const abstract = (portType === undefined ? undefined : operationsByName(portType).get(name))?.find(
     (candidate) =>
       candidate.attributes.name === name &&
       sameName(wsdlChildren(candidate, 'input')[0], bindingInput) &&
@@ -250,6 +250,22 @@ function boundOperation(
     input: boundMessage(wsdlChildren(abstract ?? emptyNode, 'input')[0], bindingInput, messages),
     output: boundMessage(wsdlChildren(abstract ?? emptyNode, 'output')[0], bindingOutput, messages),
   };
+}
+
+const portTypeOperations = new WeakMap<XmlNode, Map<string, XmlNode[]>>();
+
+/** A portType's operations by name, indexed once (a port type of 1,500 operations is matched 1,500 times). */
+function operationsByName(portType: XmlNode): Map<string, XmlNode[]> {
+  let index = portTypeOperations.get(portType);
+  if (!index) {
+    index = new Map();
+    for (const operation of wsdlChildren(portType, 'operation')) {
+      const name = operation.attributes.name ?? '';
+      index.set(name, [...(index.get(name) ?? []), operation]);
+    }
+    portTypeOperations.set(portType, index);
+  }
+  return index;
 }
 
 const emptyNode: XmlNode = { ns: '', local: '', attributes: {}, scope: new Map(), children: [] };
