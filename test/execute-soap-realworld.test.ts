@@ -405,6 +405,10 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
         operation: 'Find',
         input: 'FindById',
         parameters: [{ name: 'id', type: 'xs:int', required: true, repeated: false }],
+        // The binding's soap:header, by its part's name.
+        headers: [
+          { name: 'auth', type: 'anonymous', required: false, repeated: false, nillable: true, children: [string('token')] },
+        ],
         output: 'FindByIdResponse',
       },
       { operation: 'Find', input: 'FindByAlias', parameters: [string('name')], output: 'FindByAliasResponse' },
@@ -421,6 +425,29 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
     // The input element in the schema's namespace, its children unqualified (the schema has no elementFormDefault).
     assert.deepEqual(compareXml(byId.body, envelope('<d:FindById xmlns:d="urn:directory"><id>7</id></d:FindById>')), []);
     assert.equal(byName.soapAction, '"urn:directory/FindByName"');
+    // A header the binding declares is written by its schema: the global element Auth in its namespace.
+    jaxws.clearLog();
+    const auth = { auth: { token: 't-1' } };
+    assert.deepEqual(ok(await run('directory', { operation: 'send', method: 'Find', params: { id: 8 }, soap_headers: auth })), {
+      return: 'by id 8',
+    });
+    const [withHeader] = jaxws.posts();
+    const expected =
+      `<s:Envelope xmlns:s="${SOAP11}"><s:Header><d:Auth xmlns:d="urn:directory"><token>t-1</token></d:Auth></s:Header>` +
+      '<s:Body><d:FindById xmlns:d="urn:directory"><id>8</id></d:FindById></s:Body></s:Envelope>';
+    assert.deepEqual(compareXml(withHeader.body, expected), []);
+    const badHeader = assertError(
+      await run('directory', {
+        operation: 'send',
+        method: 'Find',
+        params: { id: 8 },
+        soap_headers: { auth: { token: 't', x: 1 } },
+      }),
+      400,
+      'invalid_soap_params',
+    );
+    assert.deepEqual(pathsOf(badHeader.details?.issues), ['soap_headers.auth.x']);
+    assert.equal(jaxws.posts().length, 1, 'nothing was sent for the refused header');
     assert.deepEqual(
       compareXml(
         byName.body,

@@ -176,7 +176,14 @@ describe('real-world WSDLs: Interchange sends the envelope python-zeep builds fo
     const res = await h.call(auth, {
       method: 'POST',
       url: `/api/v1/integrations/${entry.name}/execute`,
-      payload: { operation: 'send', method: sample.operation, params: sample.params, service: sample.service, port: sample.port },
+      payload: {
+        operation: 'send',
+        method: sample.operation,
+        params: sample.params,
+        ...(Object.keys(sample.soap_headers).length > 0 && { soap_headers: sample.soap_headers }),
+        service: sample.service,
+        port: sample.port,
+      },
     });
     const [request, ...more] = endpoint.requests;
     if (request === undefined) {

@@ -96,6 +96,8 @@ export interface ZeepSample {
   soap_version: '1.1' | '1.2';
   /** Element name → value (wrapper children for document/literal, part names for rpc), as Interchange's `params`. */
   params: Record<string, unknown>;
+  /** The headers the binding declares, each with its required content, as Interchange's `soap_headers`. */
+  soap_headers: Record<string, unknown>;
   /** The envelope zeep builds, without its WS-Addressing plugin. */
   envelope: string;
   /** The binding operation's soapAction, '' when it has none. */

@@ -296,9 +296,18 @@ def sample_call(binding, operation_name):
         else:  # document/literal bare, an element of a simple type: its text, as raw mode's `$value` says it
             zeep_value, params["$value"] = simple_sample(body.type)
             zeep_args.append(zeep_value)
+    # The headers the binding declares (soap:header): each header element with its required content, as zeep takes
+    # them in _soapheaders and Interchange in soap_headers.
+    header = getattr(message, "header", None) if message is not None else None
+    soap_headers = {}
+    if header is not None and isinstance(header.type, xsd.ComplexType):
+        header_kwargs, soap_headers = type_sample(header.type, 0)
+        if header_kwargs:
+            zeep_kwargs["_soapheaders"] = header_kwargs
     serialized = operation.create(*zeep_args, **zeep_kwargs)
     return {
         "params": params,
+        "soap_headers": soap_headers,
         "envelope": etree.tostring(serialized.content, encoding="unicode"),
         "soap_action": operation.soapaction or "",
         "wsa_action": operation.abstract.wsa_action,

@@ -17,6 +17,8 @@ export interface Signature {
   /** The wrapper element's name (document/literal) or the input message's (rpc). */
   input: string;
   parameters: Param[];
+  /** The headers the binding declares for the input (`soap:header`), when it declares any: `soap_headers` takes them. */
+  headers?: Param[];
   output: string | null;
 }
 
@@ -37,6 +39,8 @@ export interface MessageLayout {
   model: ComplexModel;
   /** The signature's `input`/`output`: the wrapper element's name for document/literal, else the message's. */
   name: string;
+  /** The header elements the binding declares, by part name; written by the schema when `soap_headers` has them. */
+  headers: ComplexModel;
 }
 
 const unknownModel = (): ComplexModel => ({ kind: 'complex', type: 'unknown', particles: [], open: true, anyAt: 0 });
@@ -51,6 +55,7 @@ export function operationLayout(schema: SchemaModel, operation: BoundOperation) 
         wrapper: undefined,
         model: unknownModel(),
         name: operation.name,
+        headers: headerModel(schema, []),
       },
       output: messageLayout(schema, operation, operation.output, `${operation.name}Response`),
     };
@@ -76,6 +81,28 @@ function messageLayout(
   rpcName: string,
 ): MessageLayout | undefined {
   if (!message) return undefined;
+  const layout = bodyLayout(schema, operation, message, rpcName);
+  return { ...layout, headers: headerModel(schema, message.headers) };
+}
+
+/**
+ * The header elements a binding declares, as an open model (other headers, such as WS-Security's, are the caller's
+ * to write): each named after its part, as zeep names them (EWS's part Impersonation is a t:ExchangeImpersonation),
+ * and optional, as a header may be sent or not.
+ */
+function headerModel(schema: SchemaModel, parts: WsdlPart[]): ComplexModel {
+  const particles = parts
+    .filter((part) => part.element !== undefined)
+    .map((part) => partParticle(schema, part, part.name, part.element?.ns ?? '', part.element?.local, false));
+  return { kind: 'complex', type: 'headers', particles, open: true, anyAt: particles.length };
+}
+
+function bodyLayout(
+  schema: SchemaModel,
+  operation: BoundOperation,
+  message: BoundMessage,
+  rpcName: string,
+): Omit<MessageLayout, 'headers'> {
   const parts = message.parts;
   if (parts === undefined) return { wrapper: undefined, model: unknownModel(), name: message.name };
   if (operation.style === 'rpc') {
@@ -109,13 +136,20 @@ function messageLayout(
 }
 
 /** A message part as one param: required, of the part's type or element's type, resolved on first use. */
-function partParticle(schema: SchemaModel, part: WsdlPart, name: string, ns: string, elementName?: string): Particle {
+function partParticle(
+  schema: SchemaModel,
+  part: WsdlPart,
+  name: string,
+  ns: string,
+  elementName?: string,
+  required = true,
+): Particle {
   let model: TypeModel | undefined;
   return {
     name,
     ns,
     ...(elementName !== undefined && elementName !== name && { elementName }),
-    required: true,
+    required,
     repeated: false,
     nillable: true,
     get model() {
@@ -134,10 +168,12 @@ function partParticle(schema: SchemaModel, part: WsdlPart, name: string, ns: str
 /** The signature of one operation of a port's binding. */
 export function signatureOf(schema: SchemaModel, operation: BoundOperation): Signature {
   const { input, output } = operationLayout(schema, operation);
+  const headers = input.headers.particles;
   return {
     operation: operation.name,
     input: input.name,
     parameters: listParams(input.model.particles, 1, { left: listedBudget }, new Set()),
+    ...(headers.length > 0 && { headers: listParams(headers, 1, { left: listedBudget }, new Set()) }),
     output: output?.name ?? null,
   };
 }

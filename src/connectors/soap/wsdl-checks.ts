@@ -36,7 +36,10 @@ export function resolveWsdlCall(model: WsdlModel, service: string, port: PortInf
     issues: paramIssues(operationLayout(model.schema, operation).input.model, fields.params ?? {}, 'params', fields.method),
   }));
   const fitting = checked.filter((c) => c.issues.length === 0);
-  if (fitting.length === 1) return fitting[0].operation;
+  if (fitting.length === 1) {
+    checkHeaders(model, fitting[0].operation, fields);
+    return fitting[0].operation;
+  }
   if (fitting.length > 1) {
     throw new ApiError(
       'ambiguous_soap_method',
@@ -58,4 +61,25 @@ export function resolveWsdlCall(model: WsdlModel, service: string, port: PortInf
       ...(candidates.length > 1 && { overloads: candidates.map((operation) => signatureOf(model.schema, operation)) }),
     },
   );
+}
+
+/** The headers the binding declares, when `soap_headers` has them, checked as params are (others are the caller's). */
+function checkHeaders(model: WsdlModel, operation: BoundOperation, fields: CallFields): void {
+  if (fields.soap_headers === undefined) return;
+  const issues = paramIssues(
+    operationLayout(model.schema, operation).input.headers,
+    fields.soap_headers,
+    'soap_headers',
+    'the headers',
+  );
+  if (issues.length > 0) {
+    throw new ApiError(
+      'invalid_soap_params',
+      `The soap_headers do not fit the headers ${operation.name} declares: ${issues[0].path} ${issues[0].message}.`,
+      {
+        ...listedIssues(issues),
+        expected: signatureOf(model.schema, operation).headers ?? [],
+      },
+    );
+  }
 }

@@ -44,6 +44,8 @@ export interface BoundMessage {
   use: 'literal' | 'encoded';
   /** `soap:body namespace`: the namespace of an rpc wrapper. */
   namespace: string | undefined;
+  /** The header parts the binding declares (`soap:header message part`), found in their messages. */
+  headers: WsdlPart[];
 }
 
 export interface BoundOperation {
@@ -281,8 +283,15 @@ function boundMessage(abstract: XmlNode | undefined, bound: XmlNode | undefined,
   const parts = messages.get(messageName);
   const body = bound?.children.find((c) => soapBindingNamespaces[c.ns] !== undefined && c.local === 'body');
   const listed = body?.attributes.parts?.split(/\s+/).filter(Boolean);
+  const headers = (bound?.children ?? [])
+    .filter((c) => soapBindingNamespaces[c.ns] !== undefined && c.local === 'header')
+    .flatMap(
+      (header) =>
+        messages.get(qname(header.attributes.message, header))?.filter((part) => part.name === header.attributes.part) ?? [],
+    );
   return {
     name: messageName?.local ?? abstract.attributes.name ?? '',
+    headers,
     parts: listed === undefined || parts === undefined ? parts : parts.filter((part) => listed.includes(part.name)),
     use: body?.attributes.use === 'encoded' ? 'encoded' : 'literal',
     namespace: body?.attributes.namespace,

@@ -7,6 +7,7 @@ const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
 const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
 
 export interface WsdlEnvelopeInput {
+  /** The SOAP version of the port's binding. */
   version: SoapVersion;
   layout: MessageLayout;
   params: Record<string, unknown>;
@@ -30,9 +31,8 @@ export interface WsdlEnvelopeInput {
 export function writeWsdlEnvelope(input: WsdlEnvelopeInput): string {
   const writer = new SchemaWriter();
   const { layout, params } = input;
-  const header = Object.entries(input.soapHeaders ?? {})
-    .map(([name, value]) => writer.raw.element(name, value, `soap_headers.${name}`))
-    .join('');
+  // Headers the binding declares are written by their schema (in their namespace); any other as raw mode writes it.
+  const header = writer.children(layout.headers, input.soapHeaders ?? {}, 'soap_headers');
   const body = layout.wrapper
     ? writer.element(layout.wrapper.ns, layout.wrapper.local, layout.model, params, 'params')
     : writer.children(layout.model, params, 'params');
