@@ -97,6 +97,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     fakeDocs['/laughs.wsdl'] = `${head}<!DOCTYPE d [<!ENTITY lol0 "lol">${lol}]><wsdl:definitions ${defs} name="&lol9;"/>`;
     fakeDocs['/file-import.wsdl'] =
       `${head}<wsdl:definitions ${defs}><wsdl:types><xsd:schema targetNamespace="urn:x"><xsd:import namespace="urn:y" schemaLocation="file:///etc/passwd"/></xsd:schema></wsdl:types></wsdl:definitions>`;
+    // Generators leave placeholders for the address: no URL to send to.
+    fakeDocs['/placeholder.wsdl'] = fill('REPLACE_WITH_ACTUAL_URL');
     fakeDocs['/page.wsdl'] = '<html><head><title>Sign in</title></head><body>Sign in first</body></html>';
     fakeDocs['/doctype-page.wsdl'] = '<!DOCTYPE html><html><body>Sign in first</body></html>';
     for (const [id, config] of Object.entries({
@@ -369,6 +371,18 @@ describe('execute with the SOAP connector in WSDL mode', () => {
         ['POST', '/calculator', `application/soap+xml; charset=utf-8; action="${CALC}/Add"`],
       ],
     );
+  });
+
+  test('a port whose address is no http(s) URL: 422 integration_misconfigured pointing at service_url; service_url mends it', async () => {
+    await put(s, 'placeholder', { endpoint_url: `${fake.url}/placeholder.wsdl` });
+    const refused = assertError(await call('placeholder', 'send', 'Add', { a: 1, b: 2 }), 422, 'integration_misconfigured');
+    assert.match(
+      refused.message,
+      /port CalculatorSoap has no http\(s\) address \("REPLACE_WITH_ACTUAL_URL\/calculator"\); set config\.service_url/,
+    );
+    assert.deepEqual(refused.details, { field: 'config.service_url' });
+    await put(s, 'placeholder', { endpoint_url: `${fake.url}/placeholder.wsdl`, service_url: soap.url('/calculator') });
+    assert.deepEqual(ok(await call('placeholder', 'send', 'Add', { a: 1, b: 2 })), { AddResult: 3 });
   });
 
   test('a WSDL whose types come from an imported xsd', async () => {

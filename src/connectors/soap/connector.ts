@@ -121,11 +121,20 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     const loaded = await model();
     const { service, port } = selectPort(loaded, fields.service, fields.port);
     const operation = resolveWsdlCall(loaded, service.name, port, fields);
-    return { loaded, port, operation };
+    const address = URL.parse(settings.serviceUrl ?? port.location);
+    if (address === null || (address.protocol !== 'http:' && address.protocol !== 'https:')) {
+      // Generators leave placeholders (`REPLACE_WITH_ACTUAL_URL`, an empty address): the caller can set the address.
+      throw new ApiError(
+        'integration_misconfigured',
+        `The WSDL's port ${port.name} has no http(s) address (${JSON.stringify(port.location.slice(0, 200))}); set config.service_url to the service's address.`,
+        { field: 'config.service_url' },
+      );
+    }
+    return { loaded, port, operation, url: settings.serviceUrl ?? port.location };
   }
 
   async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
-    const { loaded, port, operation } = await prepareWsdlCall(fields);
+    const { loaded, port, operation, url } = await prepareWsdlCall(fields);
     const layout = operationLayout(loaded.schema, operation);
     const envelope = writeWsdlEnvelope({
       version: port.soapVersion,
@@ -135,7 +144,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     });
     const soapAction = fields.soap_action ?? operation.soapAction;
     const response = await sendUpstream(settings.http.dispatcher, {
-      url: settings.serviceUrl ?? port.location,
+      url,
       method: 'POST',
       headers: { ...settings.http.headers, ...requestHeaders({ version: port.soapVersion, soapAction }) },
       body: envelope,

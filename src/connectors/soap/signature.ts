@@ -64,16 +64,7 @@ export function operationLayout(schema: SchemaModel, operation: BoundOperation) 
   return layout;
 }
 
-/**
- * A message as WSDL 1.1 §3.5 and WS-I Basic Profile 1.1 §4.7 lay it out in the Body:
- * - rpc: a wrapper named after the operation (`Response` added for the output), in `soap:body`'s namespace (none
- *   given: unqualified), holding one unqualified element per part, named after the part;
- * - document, one part: the part's global element (for a `type=` part, an unqualified element named after the part),
- *   whose content is the params (a simple type's text is `$value`);
- * - document, several parts: the parts' elements side by side in the Body, each a param;
- * - document, no parts: an empty Body.
- * A message the WSDL never declares, or an element no schema declares, is open: nothing can be checked against it.
- */
+/** A message's layout in the Body (see bodyLayout) and the headers its binding declares. */
 function messageLayout(
   schema: SchemaModel,
   operation: BoundOperation,
@@ -97,6 +88,16 @@ function headerModel(schema: SchemaModel, parts: WsdlPart[]): ComplexModel {
   return { kind: 'complex', type: 'headers', particles, open: true, anyAt: particles.length };
 }
 
+/**
+ * A message as WSDL 1.1 §3.5 and WS-I Basic Profile 1.1 §4.7 lay it out in the Body:
+ * - rpc: a wrapper named after the operation (`Response` added for the output), in `soap:body`'s namespace (none
+ *   given: unqualified), holding one unqualified element per part, named after the part;
+ * - document, one part: the part's global element (for a `type=` part, an unqualified element named after the part),
+ *   whose content is the params (a simple type's text is `$value`);
+ * - document, several parts: the parts' elements side by side in the Body, each a param;
+ * - document, no parts: an empty Body.
+ * A message the WSDL never declares, or an element no schema declares, is open: nothing can be checked against it.
+ */
 function bodyLayout(
   schema: SchemaModel,
   operation: BoundOperation,
