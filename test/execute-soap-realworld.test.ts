@@ -53,10 +53,10 @@ const placeOrderResult = {
   coupon: 'SPRING',
 };
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
 const inputsOf = (overloads: unknown) => (overloads as Array<{ input: string }>).map((o) => o.input);
 const pathsOf = (issues: unknown) => (issues as Array<{ path: string }>).map((i) => i.path);
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
 function ok(res: LightMyRequestResponse): any {
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(body(res).success, true);

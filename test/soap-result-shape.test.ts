@@ -5,7 +5,7 @@ import { open_wsdl, type WSDL } from 'soap/lib/wsdl/index.js';
 import { shapeResult } from '../src/connectors/soap/result-shape.ts';
 import { type ComplexModel, SchemaModel, simpleModelOf } from '../src/connectors/soap/schema-model.ts';
 import { operationLayout } from '../src/connectors/soap/signature.ts';
-import { readWsdlServices } from '../src/connectors/soap/wsdl-documents.ts';
+import { readWsdlDocuments } from '../src/connectors/soap/wsdl-documents.ts';
 
 const wsdlText = readFileSync(new URL('./fixtures/soap/calculator.wsdl', import.meta.url), 'utf8');
 
@@ -14,8 +14,9 @@ async function calculator(): Promise<{ outputModel: (name: string) => ComplexMod
   const wsdl = await new Promise<WSDL>((resolve, reject) =>
     open_wsdl(wsdlText as never, {}, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed))),
   );
-  const schema = new SchemaModel(wsdl);
-  const [port] = readWsdlServices([wsdlText]).find((s) => s.name === 'CalculatorService')?.ports ?? [];
+  const documents = readWsdlDocuments([wsdlText]);
+  const schema = new SchemaModel(wsdl, documents.globals);
+  const [port] = documents.services.find((s) => s.name === 'CalculatorService')?.ports ?? [];
   return {
     outputModel(name) {
       const operation = port.operations.find((o) => o.name === name);
@@ -85,3 +86,12 @@ test('rpc/encoded answers: xsi:type on values is dropped, SOAP-encoded arrays ar
 function arrayOf(items: ComplexModel['arrayOf'] & object): ComplexModel {
   return { kind: 'complex', type: 'soapenc:Array', particles: [], open: true, arrayOf: items };
 }
+
+test('an element named __proto__ (a valid XML name) stays an element of the result', () => {
+  const model: ComplexModel = { kind: 'complex', type: 'Answer', open: true, particles: [] };
+  const read = JSON.parse('{"__proto__": {"x": "1"}, "a": "2"}') as Record<string, unknown>;
+  const shaped = shapeResult(model, read) as Record<string, unknown>;
+  assert.ok(Object.hasOwn(shaped, '__proto__'));
+  assert.equal(Object.getPrototypeOf(shaped), Object.prototype);
+  assert.equal(JSON.stringify(shaped), '{"__proto__":{"x":"1"},"a":"2"}');
+});

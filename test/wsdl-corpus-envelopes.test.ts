@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { body, type Harness } from './helpers/harness.ts';
 import {
@@ -8,6 +7,8 @@ import {
   type CorpusServer,
   corpusApp,
   corpusEntries,
+  type Recorded,
+  recordingEndpoint,
   serveCorpus,
   type ZeepSample,
   type ZeepSamples,
@@ -42,41 +43,8 @@ interface Outcome {
  */
 const knownDifferences: Array<{ reason: string; kind: string; samples: string[] }> = [];
 
-const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
-const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 const XSD = 'http://www.w3.org/2001/XMLSchema';
-
-interface Recorded {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A SOAP endpoint on 127.0.0.1 that records each request and answers an empty Body of the request's SOAP version. */
-async function recordingEndpoint(): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
-  const requests: Recorded[] = [];
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
-    const soap12 = (req.headers['content-type'] ?? '').startsWith('application/soap+xml');
-    res
-      .writeHead(200, { 'content-type': soap12 ? 'application/soap+xml; charset=utf-8' : 'text/xml; charset=utf-8' })
-      .end(`<?xml version="1.0"?><s:Envelope xmlns:s="${soap12 ? SOAP12 : SOAP11}"><s:Body/></s:Envelope>`);
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/soap`,
-    requests,
-    close: () =>
-      new Promise((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
-}
 
 /** The action a request carries: SOAP 1.1's SOAPAction header (quotes stripped), SOAP 1.2's Content-Type `action`. */
 function actionOf(version: '1.1' | '1.2', headers: IncomingHttpHeaders): string | null {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,12 +44,20 @@ export interface CorpusServer {
 
 /** Serves the corpus read-only on 127.0.0.1, so that relative imports resolve as they would against the real servers. */
 export async function serveCorpus(): Promise<CorpusServer> {
+  const server = await serveDirectory(corpusDir);
+  return { url: (entry) => server.url(`${entry.name}/${entry.main}`), fetched: server.fetched, close: server.close };
+}
+
+/** The files under `dir`, served read-only on 127.0.0.1: `url('edges.wsdl')`. */
+export async function serveDirectory(
+  dir: string,
+): Promise<{ url(path: string): string; readonly fetched: string[]; close(): Promise<void> }> {
   const fetched: string[] = [];
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     fetched.push(path);
-    const file = normalize(join(corpusDir, path));
-    if (!file.startsWith(corpusDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
+    const file = normalize(join(dir, path));
+    if (!file.startsWith(dir + sep) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404).end();
       return;
     }
@@ -58,7 +66,7 @@ export async function serveCorpus(): Promise<CorpusServer> {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {
-    url: (entry) => `http://127.0.0.1:${port}/${entry.name}/${entry.main}`,
+    url: (path) => `http://127.0.0.1:${port}/${path}`,
     fetched,
     close: () =>
       new Promise((done) => {
@@ -66,6 +74,51 @@ export async function serveCorpus(): Promise<CorpusServer> {
         server.close(() => done());
       }),
   };
+}
+
+/** One request a recording endpoint received. */
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A SOAP endpoint on 127.0.0.1 that records each request and answers `answer` (by default an empty Body of the
+ * request's SOAP version): what Interchange sends, seen from the other side.
+ */
+export async function recordingEndpoint(): Promise<{
+  url: string;
+  requests: Recorded[];
+  /** The Body's content of the next answers ('' : an empty Body). */
+  answer: string;
+  close(): Promise<void>;
+}> {
+  const requests: Recorded[] = [];
+  const endpoint = {
+    url: '',
+    requests,
+    answer: '',
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+    const soap12 = (req.headers['content-type'] ?? '').startsWith('application/soap+xml');
+    const envelope = soap12 ? 'http://www.w3.org/2003/05/soap-envelope' : 'http://schemas.xmlsoap.org/soap/envelope/';
+    res
+      .writeHead(200, { 'content-type': soap12 ? 'application/soap+xml; charset=utf-8' : 'text/xml; charset=utf-8' })
+      .end(`<?xml version="1.0"?><s:Envelope xmlns:s="${envelope}"><s:Body>${endpoint.answer}</s:Body></s:Envelope>`);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/soap`;
+  return endpoint;
 }
 
 export interface ZeepPort {

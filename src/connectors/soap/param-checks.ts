@@ -39,6 +39,7 @@ function checkComplex(
   for (const [key, item] of Object.entries(value)) {
     if (reservedKeys.has(key)) {
       if (key === '$value' && model.text) checkSimple(model.text, item, `${path}.$value`, issues);
+      if (key === '$attributes') checkAttributes(model, item, `${path}.$attributes`, owner, issues);
       continue;
     }
     const particle = byName.get(key);
@@ -59,6 +60,30 @@ function checkComplex(
   for (const particle of model.particles) {
     if (particle.required && !Object.hasOwn(value, particle.name)) {
       issues.push({ path: `${path}.${particle.name}`, message: 'is required' });
+    }
+  }
+  if (!Object.hasOwn(value, '$attributes')) checkAttributes(model, {}, `${path}.$attributes`, owner, issues);
+}
+
+/**
+ * `$attributes` against the type's declared attributes: values against their types, required ones present, and no
+ * unprefixed name the type does not declare (unless it has `anyAttribute`). Prefixed names (`xsi:type`, `p:x`) and
+ * namespace declarations are the caller's own: their namespaces cannot be told from the name.
+ */
+function checkAttributes(model: ComplexModel, value: unknown, path: string, owner: string, issues: ValidationIssue[]): void {
+  if (!isPlainObject(value)) return; // the writer reports a $attributes that is no object
+  const declared = new Map((model.attributes ?? []).map((a) => [a.name, a]));
+  for (const [name, item] of Object.entries(value)) {
+    const attribute = declared.get(name);
+    if (attribute) {
+      if (item !== null && item !== undefined) checkSimple(attribute.model, item, `${path}.${name}`, issues);
+    } else if (!name.includes(':') && name !== 'xmlns' && !model.anyAttribute) {
+      issues.push({ path: `${path}.${name}`, message: `is not an attribute of ${owner}` });
+    }
+  }
+  for (const attribute of model.attributes ?? []) {
+    if (attribute.required && (value[attribute.name] === undefined || value[attribute.name] === null)) {
+      issues.push({ path: `${path}.${attribute.name}`, message: 'is a required attribute' });
     }
   }
 }

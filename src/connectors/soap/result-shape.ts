@@ -3,7 +3,7 @@ import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } 
 /**
  * A WSDL-mode result shaped by the output's schema (API.md section 6): an element that may repeat (`maxOccurs > 1`)
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
- * typed when their schema type says so. Unknown elements (`xsd:any`, or what the schema does not declare) stay as
+ * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does not declare) stay as
  * node-soap read them.
  *
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
@@ -12,22 +12,26 @@ export function shapeResult(model: ComplexModel, value: unknown): unknown {
   if (!isPlainObject(value)) return value;
   if (model.arrayOf) return arrayItems(model.arrayOf, value);
   const byName = new Map(model.particles.map((p) => [p.name, p]));
-  const shaped: Record<string, unknown> = {};
   const attributes = typeAnnotationsDropped(value.$attributes);
+  const shaped: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(value)) {
     if (key === '$attributes') {
-      if (attributes !== undefined) shaped[key] = attributes;
+      if (attributes !== undefined) shaped.push([key, typedAttributes(model, attributes)]);
       continue;
     }
     const particle = byName.get(key);
     if (!particle) {
-      shaped[key] = item;
+      shaped.push([key, item]);
       continue;
     }
     const items = particle.repeated && !Array.isArray(item) ? [item] : item;
-    shaped[key] = Array.isArray(items) ? items.map((one) => shapeValue(particle.model, one)) : shapeValue(particle.model, items);
+    shaped.push([
+      key,
+      Array.isArray(items) ? items.map((one) => shapeValue(particle.model, one)) : shapeValue(particle.model, items),
+    ]);
   }
-  return shaped;
+  // fromEntries defines own properties: an element named __proto__ (a valid XML name) stays an element.
+  return Object.fromEntries(shaped);
 }
 
 function shapeValue(model: TypeModel, value: unknown): unknown {
@@ -51,6 +55,19 @@ function typeAnnotationsDropped(attributes: unknown): Record<string, unknown> | 
     ([name, value]) => !((name === 'type' || name === 'arrayType') && typeof value === 'string' && /^[^\s:]+:\S+$/.test(value)),
   );
   return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** Declared attributes' values as their types say (an `xs:int` attribute is a number); others as read. */
+function typedAttributes(model: ComplexModel, attributes: Record<string, unknown>): Record<string, unknown> {
+  if (!model.attributes?.length) return attributes;
+  const declared = model.attributes;
+  // fromEntries defines own properties: an attribute named __proto__ stays an attribute.
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => {
+      const attribute = declared.find((a) => a.name === name);
+      return [name, attribute && typeof value === 'string' ? typedText(attribute.model, value) : value];
+    }),
+  );
 }
 
 /** A SOAP-encoded array as the list of its items, whatever they are named (`item`, the item type's name). */

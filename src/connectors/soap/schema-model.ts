@@ -1,10 +1,12 @@
 import type { WSDL } from 'soap/lib/wsdl/index.js';
+import type { SchemaGlobals } from './wsdl-documents.ts';
 
 /**
  * The XML Schema types of a WSDL's messages, read from node-soap's parsed schema nodes the way the XML Schema
  * specification defines them: named and anonymous types, `type=` and `ref=`, `sequence`/`all`/`choice` (nested),
  * groups, `complexContent` extension (the base type's content first) and restriction, `simpleContent`, `xsd:any`,
- * simple types with enumerations over the built-in types, and SOAP-encoded arrays. Types are resolved lazily and
+ * attributes (local, `ref`, attribute groups, `anyAttribute`, inherited, prohibited), simple types with enumerations
+ * over the built-in types, and SOAP-encoded arrays. Types are resolved lazily and
  * cached per schema node, so a recursive type (a tree of nodes) is no problem.
  */
 
@@ -17,6 +19,8 @@ export const xsdNamespaces = new Set([
   'http://www.w3.org/1999/XMLSchema',
 ]);
 const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
+/** The namespace the `xml` prefix is bound to, always (Namespaces in XML 1.0 §3). */
+export const xmlNamespace = 'http://www.w3.org/XML/1998/namespace';
 /** node-soap's key for a schema's target namespace in its `xmlns` maps. */
 const tnsKey = '__tns__';
 
@@ -43,6 +47,19 @@ export interface ComplexModel {
   text?: SimpleModel;
   /** A SOAP-encoded array: its items, any number of them. */
   arrayOf?: TypeModel;
+  /** The attributes declared for the type, by name (given in `$attributes`). */
+  attributes?: AttributeModel[];
+  /** `anyAttribute`: attributes beyond the declared ones are allowed. */
+  anyAttribute?: boolean;
+}
+
+/** One attribute of a complex type. */
+export interface AttributeModel {
+  name: string;
+  /** The namespace it is written in: a global (`ref`) or qualified attribute's schema's, '' for unqualified. */
+  ns: string;
+  required: boolean;
+  model: SimpleModel;
 }
 
 export type TypeModel = SimpleModel | ComplexModel;
@@ -75,10 +92,13 @@ export function simpleModelOf(builtin: string): SimpleModel {
 /** The resolver of one parsed WSDL. */
 export class SchemaModel {
   readonly #definitions: Node;
+  readonly #globals: SchemaGlobals;
   readonly #cache = new Map<Node, TypeModel>();
 
-  constructor(wsdl: WSDL) {
+  /** `globals`: the global attributes and attribute groups, which node-soap's parsed schemas do not keep. */
+  constructor(wsdl: WSDL, globals: SchemaGlobals = { attributes: new Map(), attributeGroups: new Map() }) {
     this.#definitions = wsdl.definitions as Node;
+    this.#globals = globals;
   }
 
   /** The model of a type node (complexType or simpleType) in the schema of `namespace`. */
@@ -159,6 +179,7 @@ export class SchemaModel {
     const local = colon === -1 ? qname : qname.slice(colon + 1);
     if (colon === -1) return { ns: namespace ?? site?.xmlns?.[tnsKey], local };
     const prefix = qname.slice(0, colon);
+    if (prefix === 'xml') return { ns: xmlNamespace, local };
     const ns =
       site?.xmlns?.[prefix] ??
       site?.schemaXmlns?.[prefix] ??
@@ -188,8 +209,64 @@ export class SchemaModel {
     for (const child of node?.children ?? []) {
       if (child.name === 'complexContent') this.#complexContent(model, child, namespace);
       else if (child.name === 'simpleContent') this.#simpleContent(model, child, namespace);
+      else if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
       else this.#particles(model, child, namespace, false, false);
     }
+  }
+
+  /** The attributes a base type gives a type derived from it (extension and restriction both keep them). */
+  #inheritAttributes(model: ComplexModel, base: TypeModel): void {
+    if (base.kind !== 'complex') return;
+    if (base.attributes) model.attributes = [...(model.attributes ?? []), ...base.attributes];
+    model.anyAttribute ||= base.anyAttribute;
+  }
+
+  /**
+   * Adds what an `attribute`, `attributeGroup` (a reference to a global group) or `anyAttribute` declares. An attribute
+   * declared again replaces the inherited one of its name; `use="prohibited"` removes it.
+   */
+  #attributeUse(model: ComplexModel, node: Node, namespace: string | undefined, groups: Set<unknown>): void {
+    if (node.name === 'anyAttribute') {
+      model.anyAttribute = true;
+    } else if (node.name === 'attributeGroup' && node.$ref) {
+      const { ns, local } = this.#resolve(node.$ref, node, namespace);
+      const group = this.#globals.attributeGroups.get(`{${ns ?? ''}}${local}`);
+      // A group that contains itself (through others) is read once.
+      if (group === undefined || groups.has(group)) return;
+      groups.add(group);
+      for (const child of group.children) this.#attributeUse(model, child, ns, groups);
+    } else if (node.name === 'attribute') {
+      const attribute = this.#attribute(node, namespace);
+      if (attribute === undefined) return;
+      const others = (model.attributes ?? []).filter((a) => a.name !== attribute.name || a.ns !== attribute.ns);
+      model.attributes = node.$use === 'prohibited' ? others : [...others, attribute];
+    }
+  }
+
+  #attribute(node: Node, namespace: string | undefined): AttributeModel | undefined {
+    const required = node.$use === 'required';
+    if (node.$ref) {
+      const { ns, local } = this.#resolve(node.$ref, node, namespace);
+      // soapenc:arrayType on a SOAP-encoded array's restriction describes the array (see soapArrayItem).
+      if (ns === soapEncodingNamespace) return undefined;
+      const declaration = this.#globals.attributes.get(`{${ns ?? ''}}${local}`);
+      const model = declaration ? this.#attributeType(declaration, ns) : simple('anySimpleType');
+      return { name: local, ns: ns ?? '', required, model };
+    }
+    if (typeof node.$name !== 'string') return undefined;
+    const form = node.$form ?? this.#schema(namespace)?.$attributeFormDefault;
+    return {
+      name: node.$name,
+      ns: form === 'qualified' ? (namespace ?? '') : '',
+      required,
+      model: this.#attributeType(node, namespace),
+    };
+  }
+
+  #attributeType(node: Node, namespace: string | undefined): SimpleModel {
+    const inline = (node.children ?? []).find((c: Node) => c.name === 'simpleType');
+    const model = node.$type ? this.namedType(node.$type, node, namespace) : inline ? this.typeOf(inline, namespace) : undefined;
+    return model?.kind === 'simple' ? model : simple('anySimpleType');
   }
 
   #complexContent(model: ComplexModel, node: Node, namespace: string | undefined): void {
@@ -202,13 +279,17 @@ export class SchemaModel {
         model.open = true;
         continue;
       }
+      this.#inheritAttributes(model, base);
       // An extension has the base type's content first; a restriction restates what it keeps.
       if (derivation.name === 'extension' && base.kind === 'complex') {
         if (base.open) model.anyAt ??= (base.anyAt ?? base.particles.length) + model.particles.length;
         model.particles.push(...base.particles);
         model.open ||= base.open;
       }
-      for (const child of derivation.children ?? []) this.#particles(model, child, namespace, false, false);
+      for (const child of derivation.children ?? []) {
+        if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
+        else this.#particles(model, child, namespace, false, false);
+      }
     }
   }
 
@@ -216,6 +297,10 @@ export class SchemaModel {
     const derivation = (node.children ?? []).find((c: Node) => c.name === 'extension' || c.name === 'restriction');
     const base = derivation ? this.namedType(derivation.$base, derivation, namespace) : anyType;
     model.text = base.kind === 'simple' ? base : (base.text ?? anyType);
+    this.#inheritAttributes(model, base);
+    for (const child of derivation?.children ?? []) {
+      if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
+    }
   }
 
   /** Adds the elements a content-model node declares; inside a choice or an optional group every one is optional. */
@@ -281,6 +366,9 @@ export class SchemaModel {
     };
   }
 }
+
+/** The schema nodes that declare a complex type's attributes. */
+const attributeUses = new Set(['attribute', 'attributeGroup', 'anyAttribute']);
 
 function isMany(maxOccurs: string | undefined): boolean {
   return maxOccurs === 'unbounded' || (maxOccurs !== undefined && Number(maxOccurs) > 1);

@@ -1,4 +1,11 @@
-import { type ComplexModel, type Particle, type SchemaModel, simpleModelOf, type TypeModel } from './schema-model.ts';
+import {
+  type AttributeModel,
+  type ComplexModel,
+  type Particle,
+  type SchemaModel,
+  simpleModelOf,
+  type TypeModel,
+} from './schema-model.ts';
 import type { BoundMessage, BoundOperation, QName, WsdlPart } from './wsdl-documents.ts';
 
 /** One parameter as `test` shows it (API.md section 6): nested to the depth the schema has, cut at 8 levels. */
@@ -9,7 +16,17 @@ export interface Param {
   repeated: boolean;
   nillable?: true;
   enum?: string[];
+  /** The attributes the element's type declares, given in `$attributes` (XML Schema attributes, listed). */
+  attributes?: AttributeParam[];
   children?: Param[];
+}
+
+/** An attribute as `test` shows it. */
+export interface AttributeParam {
+  name: string;
+  type: string;
+  required: boolean;
+  enum?: string[];
 }
 
 export interface Signature {
@@ -17,6 +34,8 @@ export interface Signature {
   /** The wrapper element's name (document/literal) or the input message's (rpc). */
   input: string;
   parameters: Param[];
+  /** The attributes of the input's wrapper element, when its type declares any: `params.$attributes` takes them. */
+  attributes?: AttributeParam[];
   /** The headers the binding declares for the input (`soap:header`), when it declares any: `soap_headers` takes them. */
   headers?: Param[];
   output: string | null;
@@ -43,7 +62,14 @@ export interface MessageLayout {
   headers: ComplexModel;
 }
 
-const unknownModel = (): ComplexModel => ({ kind: 'complex', type: 'unknown', particles: [], open: true, anyAt: 0 });
+const unknownModel = (): ComplexModel => ({
+  kind: 'complex',
+  type: 'unknown',
+  particles: [],
+  open: true,
+  anyAt: 0,
+  anyAttribute: true,
+});
 const layouts = new WeakMap<BoundOperation, { input: MessageLayout; output: MessageLayout | undefined }>();
 
 /** The layouts of an operation's input and output (computed once per operation of a loaded WSDL). */
@@ -85,7 +111,7 @@ function headerModel(schema: SchemaModel, parts: WsdlPart[]): ComplexModel {
   const particles = parts
     .filter((part) => part.element !== undefined)
     .map((part) => partParticle(schema, part, part.name, part.element?.ns ?? '', part.element?.local, false));
-  return { kind: 'complex', type: 'headers', particles, open: true, anyAt: particles.length };
+  return { kind: 'complex', type: 'headers', particles, open: true, anyAt: particles.length, anyAttribute: true };
 }
 
 /**
@@ -174,9 +200,19 @@ export function signatureOf(schema: SchemaModel, operation: BoundOperation): Sig
     operation: operation.name,
     input: input.name,
     parameters: listParams(input.model.particles, 1, { left: listedBudget }, new Set()),
+    ...(input.model.attributes?.length && { attributes: listAttributes(input.model.attributes) }),
     ...(headers.length > 0 && { headers: listParams(headers, 1, { left: listedBudget }, new Set()) }),
     output: output?.name ?? null,
   };
+}
+
+function listAttributes(attributes: AttributeModel[]): AttributeParam[] {
+  return attributes.map((a) => ({
+    name: a.name,
+    type: a.model.type,
+    required: a.required,
+    ...(a.model.enumeration && { enum: a.model.enumeration }),
+  }));
 }
 
 function listParams(particles: Particle[], depth: number, budget: { left: number }, path: Set<TypeModel>): Param[] {
@@ -191,6 +227,10 @@ function listParams(particles: Particle[], depth: number, budget: { left: number
     if (model.kind === 'simple' && model.enumeration) {
       param.enum = model.enumeration;
       budget.left -= model.enumeration.length;
+    }
+    if (model.kind === 'complex' && model.attributes?.length) {
+      param.attributes = listAttributes(model.attributes);
+      budget.left -= model.attributes.length;
     }
     const expand = model.kind === 'complex' && model.particles.length > 0 && depth < listedDepth && !path.has(model);
     if (expand && budget.left > 0) {

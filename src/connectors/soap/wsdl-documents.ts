@@ -1,4 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
+import { xsdNamespaces } from './schema-model.ts';
 
 /**
  * The WSDL 1.1 part of a WSDL (messages, port types, bindings, services), read from the documents the load fetched,
@@ -162,10 +163,12 @@ const wsdlChildren = (node: XmlNode, local: string) => node.children.filter((c) 
 /**
  * The SOAP services of the WSDL documents given (the main document and every document it imports, in any order):
  * each port whose binding is a SOAP 1.1 or 1.2 binding, with its operations as the binding binds them. Ports of other
- * bindings (HTTP GET/POST) are left out. Documents that are not WSDL definitions (imported schemas) are skipped.
+ * bindings (HTTP GET/POST) are left out. From the schemas (in `wsdl:types` or imported documents), the global
+ * attributes and attribute groups (`globals`), which node-soap does not keep.
  */
-export function readWsdlServices(documents: readonly string[]): WsdlService[] {
+export function readWsdlDocuments(documents: readonly string[]): { services: WsdlService[]; globals: SchemaGlobals } {
   const roots: XmlNode[] = [];
+  const globals: SchemaGlobals = { attributes: new Map(), attributeGroups: new Map() };
   for (const text of documents) {
     let parsed: Ordered[];
     try {
@@ -175,10 +178,58 @@ export function readWsdlServices(documents: readonly string[]): WsdlService[] {
     }
     for (const top of parsed) {
       const root = toNode(top, new Map());
-      if (root?.ns === wsdlNamespace && root.local === 'definitions') roots.push(root);
+      if (root?.ns === wsdlNamespace && root.local === 'definitions') {
+        roots.push(root);
+        for (const types of wsdlChildren(root, 'types')) for (const schema of types.children) addSchemaGlobals(schema, globals);
+      } else if (root) {
+        addSchemaGlobals(root, globals);
+      }
     }
   }
+  return { services: readServices(roots), globals };
+}
 
+/**
+ * What node-soap drops of a schema, as schema-model.ts reads schema nodes (`name`, `$attribute`s, `children`, the
+ * prefixes in scope as `xmlns`): its global attributes and attribute groups, by `{namespace}name`.
+ */
+export interface SchemaGlobals {
+  attributes: Map<string, SchemaNode>;
+  attributeGroups: Map<string, SchemaNode>;
+}
+
+/** A schema component in the shape of node-soap's parsed schema nodes. */
+export interface SchemaNode {
+  name: string;
+  children: SchemaNode[];
+  xmlns: Record<string, string>;
+  [attribute: `$${string}`]: string | undefined;
+}
+
+function addSchemaGlobals(schema: XmlNode, globals: SchemaGlobals): void {
+  if (!xsdNamespaces.has(schema.ns) || schema.local !== 'schema') return;
+  const tns = schema.attributes.targetNamespace ?? '';
+  for (const child of schema.children) {
+    const name = child.attributes.name;
+    if (!xsdNamespaces.has(child.ns) || name === undefined) continue;
+    const into =
+      child.local === 'attribute' ? globals.attributes : child.local === 'attributeGroup' ? globals.attributeGroups : undefined;
+    if (into && !into.has(`{${tns}}${name}`)) into.set(`{${tns}}${name}`, schemaNode(child, tns));
+  }
+}
+
+function schemaNode(node: XmlNode, tns: string): SchemaNode {
+  const converted: SchemaNode = {
+    name: node.local,
+    children: node.children.filter((child) => xsdNamespaces.has(child.ns)).map((child) => schemaNode(child, tns)),
+    // node-soap's key for the target namespace, which an unprefixed QName in a schema resolves to.
+    xmlns: { ...Object.fromEntries(node.scope), __tns__: tns },
+  };
+  for (const [name, value] of Object.entries(node.attributes)) converted[`$${name}`] = value;
+  return converted;
+}
+
+function readServices(roots: XmlNode[]): WsdlService[] {
   const messages = new Components<WsdlPart[]>();
   const portTypes = new Components<XmlNode>();
   const bindings = new Components<XmlNode>();

@@ -1,6 +1,6 @@
 import { validationFailed } from '../../errors.ts';
 import { envelopeNamespaces, type SoapVersion, XmlWriter, xsiNamespace } from './envelope.ts';
-import type { ComplexModel, TypeModel } from './schema-model.ts';
+import { type ComplexModel, type TypeModel, xmlNamespace } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
 
 const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
@@ -60,6 +60,7 @@ class SchemaWriter {
 
   #name(ns: string, local: string): string {
     if (ns === '') return local;
+    if (ns === xmlNamespace) return `xml:${local}`; // bound by XML itself; no other prefix may name it
     let prefix = this.#prefixes.get(ns);
     if (prefix === undefined) {
       prefix = ns === xsdNamespace ? 'xs' : ns === soapEncodingNamespace ? 'soapenc' : `n${this.#prefixes.size}`;
@@ -83,13 +84,31 @@ class SchemaWriter {
       attributes = ` ${this.#name(soapEncodingNamespace, 'arrayType')}="${this.#itemType(array)}[${value.length}]"`;
       content = value.map((item, i) => this.#arrayItem(array, item, `${path}[${i}]`)).join('');
     } else if (isPlainObject(value)) {
-      attributes = this.raw.attributes(value.$attributes, `${path}.$attributes`);
+      attributes = this.#attributes(model, value.$attributes, `${path}.$attributes`);
       if (value.$value !== undefined && value.$value !== null) content = this.raw.text(value.$value, `${path}.$value`);
       content += model.kind === 'complex' ? this.children(model, value, path) : this.#undeclared(value, new Set(), path);
     } else {
       content = this.raw.text(value, path, 'must be a string, number, boolean, null, object or array');
     }
     return content === '' ? `<${tag}${attributes}/>` : `<${tag}${attributes}>${content}</${tag}>`;
+  }
+
+  /**
+   * `$attributes` as attribute text: an attribute the type declares in a namespace (a `ref`, or a qualified form) gets
+   * its prefix (`{"lang": "en"}` is `xml:lang="en"` for `ref="xml:lang"`); any other is written as raw mode writes it.
+   */
+  #attributes(model: TypeModel, attributes: unknown, path: string): string {
+    const declared = model.kind === 'complex' ? model.attributes : undefined;
+    if (!isPlainObject(attributes) || !declared?.some((a) => a.ns !== '')) return this.raw.attributes(attributes, path);
+    let xml = '';
+    const rest: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(attributes)) {
+      const attribute = declared.find((a) => a.name === name && a.ns !== '');
+      if (attribute === undefined) rest[name] = value;
+      else if (value !== undefined && value !== null)
+        xml += ` ${this.#name(attribute.ns, name)}="${this.raw.text(value, `${path}.${name}`)}"`;
+    }
+    return xml + this.raw.attributes(rest, path);
   }
 
   /** The child elements of `value` in the schema's order; undeclared ones where the type's `xsd:any` stands. */

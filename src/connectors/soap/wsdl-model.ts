@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.ts';
 import { SchemaModel } from './schema-model.ts';
 import { type Signature, signatureOf } from './signature.ts';
 import type { SoapHttp } from './soap-http.ts';
-import { readWsdlServices, type WsdlPort } from './wsdl-documents.ts';
+import { readWsdlDocuments, type WsdlPort } from './wsdl-documents.ts';
 
 export interface PortInfo extends WsdlPort {
   /** Each operation name once, in the binding's order (overloads share one). */
@@ -42,11 +42,12 @@ export async function loadWsdlModel(url: string, http: SoapHttp): Promise<WsdlMo
   const wsdl = await new Promise<WSDL>((resolve, reject) => {
     open_wsdl(url, options, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed)));
   });
-  const services = readWsdlServices(http.fetchedXml).map((service) => ({
+  const documents = readWsdlDocuments(http.fetchedXml);
+  const services = documents.services.map((service) => ({
     name: service.name,
     ports: service.ports.map((port) => ({ ...port, names: [...new Set(port.operations.map((o) => o.name))] })),
   }));
-  return { schema: new SchemaModel(wsdl), services };
+  return { schema: new SchemaModel(wsdl, documents.globals), services };
 }
 
 /**
