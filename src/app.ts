@@ -9,7 +9,8 @@ import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
 import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
-import { WsdlCache } from './connectors/soap/wsdl-cache.ts';
+import type { ConnectorDefinition } from './connectors/connector.ts';
+import { builtInConnectors, ConnectorRegistry } from './connectors/registry.ts';
 import type { AppContext } from './context.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
@@ -21,6 +22,7 @@ import {
   maxParamLength,
   registerErrorHandling,
 } from './http/error-handler.ts';
+import { registerIdempotency } from './http/idempotency.ts';
 import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -36,20 +38,29 @@ import { migrate, openStorage, type Storage } from './storage/database.ts';
 export interface BuildOptions {
   /** Storage opened by the caller (tests share one); otherwise opened from config.databaseUrl and closed with the app. */
   storage?: Storage;
+  /** The connectors offered; the built-in ones (GraphQL, SOAP) by default. */
+  connectors?: readonly ConnectorDefinition[];
+  /** Where the logs go; standard output by default. */
+  logStream?: NodeJS.WritableStream;
 }
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Paths whose values are secrets: never logged. */
-const redact = [
-  'req.headers["x-api-key"]',
-  'req.headers.authorization',
-  '*.key',
-  '*.token',
-  '*.auth_value',
-  '*.config.token',
-  '*.config.auth_value',
-];
+/**
+ * Paths whose values are secrets, never logged: the caller's credentials, and every connector's secret config fields
+ * wherever a logged object holds them (`*.token`, `*.config.token`).
+ */
+function redactedPaths(registry: ConnectorRegistry): string[] {
+  const fields = registry.secretFields.map((field) =>
+    /^[A-Za-z_$][\w$]*$/.test(field) ? `.${field}` : `[${JSON.stringify(field)}]`,
+  );
+  return [
+    'req.headers["x-api-key"]',
+    'req.headers.authorization',
+    '*.key',
+    ...fields.flatMap((field) => [`*${field}`, `*.config${field}`]),
+  ];
+}
 
 /**
  * Builds the app without listening: storage migrated, every route registered explicitly.
@@ -61,7 +72,8 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     // The master key first: without it (PostgreSQL) the server refuses to start and touches nothing.
     const masterKey = loadMasterKey(config, storage);
     await migrate(storage);
-    return await assemble(config, storage, masterKey, options.storage === undefined);
+    const registry = new ConnectorRegistry(options.connectors ?? builtInConnectors(config));
+    return await assemble(config, storage, masterKey, registry, options);
   } catch (error) {
     // An open pool would keep a failed start's process alive.
     if (!options.storage) await storage.close().catch(() => {});
@@ -69,10 +81,21 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
   }
 }
 
-async function assemble(config: Config, storage: Storage, masterKey: Buffer, ownsStorage: boolean): Promise<FastifyInstance> {
+async function assemble(
+  config: Config,
+  storage: Storage,
+  masterKey: Buffer,
+  registry: ConnectorRegistry,
+  options: BuildOptions,
+): Promise<FastifyInstance> {
+  const ownsStorage = options.storage === undefined;
   const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
   const app = Fastify({
-    logger: { level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } },
+    logger: {
+      level: config.logLevel,
+      redact: { paths: redactedPaths(registry), censor: '[redacted]' },
+      ...(options.logStream && { stream: options.logStream }),
+    },
     bodyLimit: config.bodyLimit,
     // A request must arrive whole (headers and body) within IX_REQUEST_TIMEOUT_SECONDS: a client that trickles
     // bytes cannot hold a connection. Node checks its connections every `connectionsCheckingInterval` (30 s by
@@ -163,13 +186,14 @@ async function assemble(config: Config, storage: Storage, masterKey: Buffer, own
       dispatcher,
       upstreamMaxBytes: config.upstreamMaxBytes,
       log: app.log,
-      wsdlCache: new WsdlCache(config.wsdlCacheSize, config.wsdlCacheTtlSeconds * 1000),
     },
+    registry,
   };
   const keyChanges = redis
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
     : undefined;
   registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
+  registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000 });
   registerHealthRoutes(app, ctx, metrics);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);

@@ -3,6 +3,7 @@ import type { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { SharedConnectorContext } from './connectors/connector.ts';
+import type { ConnectorRegistry } from './connectors/registry.ts';
 import type { Storage } from './storage/database.ts';
 
 /** What routes share: built once in `build()` and passed to each route module explicitly. */
@@ -19,4 +20,6 @@ export interface AppContext {
   masterKey: Buffer;
   /** The egress-checked dispatcher and limits every connector uses. */
   connectors: SharedConnectorContext;
+  /** The connectors this app offers. */
+  registry: ConnectorRegistry;
 }

@@ -50,6 +50,8 @@ export class ApiError extends Error {
   readonly details: Record<string, unknown> | undefined;
   /** GraphQL `errors` from upstream: shown at the top level of the failure body (API.md section 5). */
   upstreamErrors: unknown[] | undefined;
+  /** Sent as the Retry-After header with the failure. */
+  retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>) {
     super(message ?? errorCatalogue[code][1]);

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
 import type { ValidationIssue } from '../errors.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
-import type { WsdlCache } from './soap/wsdl-cache.ts';
 
 /** The five operations of the execute endpoint; sync and batch are composed from send and receive by the executor. */
 export const operations = ['send', 'receive', 'sync', 'batch', 'test'] as const;
@@ -17,13 +17,11 @@ export interface ConnectorResult {
   errors?: unknown[];
 }
 
-/** Shared outbound plumbing and caches, built once per app. */
+/** Shared outbound plumbing, built once per app; a connector's own state (a cache) is its own. */
 export interface SharedConnectorContext {
   dispatcher: Dispatcher;
   upstreamMaxBytes: number;
   log: FastifyBaseLogger;
-  /** Parsed WSDLs per integration (the SOAP connector's); values are opaque here. */
-  wsdlCache: WsdlCache<unknown>;
 }
 
 /** What a connection runs with: the shared plumbing and this execute's own budget, which every upstream request spends. */
@@ -39,23 +37,29 @@ export interface ResolvedIntegration {
   config: Readonly<Record<string, unknown>>;
 }
 
-/** A connector bound to one integration. It knows nothing of HTTP routes. */
-export interface Connection {
-  send(request: Record<string, unknown>): Promise<ConnectorResult>;
-  receive(request: Record<string, unknown>): Promise<ConnectorResult>;
+type Fields = Record<string, unknown>;
+/** A JSON schema that is an object (not `true`/`false`). */
+type ObjectSchema = Exclude<JSONSchema, boolean>;
+
+/** A connector bound to one integration, taking the request fields its schemas describe. It knows nothing of HTTP routes. */
+export interface Connection<Send = Fields, Receive = Fields> {
+  send(request: Send): Promise<ConnectorResult>;
+  receive(request: Receive): Promise<ConnectorResult>;
   test(): Promise<ConnectorResult>;
   /**
    * Checks a send or receive against what the connection knows (a WSDL) without sending it; the
    * executor calls it for every part of a sync before the first part runs.
    */
-  check?(operation: PrimitiveOperation, request: Record<string, unknown>): Promise<void>;
+  check?(operation: PrimitiveOperation, request: Send | Receive): Promise<void>;
 }
 
-export interface ConnectorDefinition {
+/** A connector as its own folder writes it: the request types are those its schemas describe. */
+export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema extends ObjectSchema> {
   /** e.g. `graphql-1.0.0` */
   readonly id: string;
   /** JSON-schema properties of the config, secrets included (validated on PUT/PATCH). */
   readonly configProperties: Readonly<Record<string, object>>;
+  /** Config fields that are secrets: encrypted at rest, never shown, redacted from replies, records and logs. */
   readonly secretFields: readonly string[];
   /**
    * Config fields holding a URL the connector sends requests (and so its secrets) to. User information in them is
@@ -66,12 +70,32 @@ export interface ConnectorDefinition {
   readonly defaults: Readonly<Record<string, unknown>>;
   readonly offers: readonly Operation[];
   /** JSON schemas of the request fields of send and receive (beside `operation`). */
-  readonly requestSchemas: Readonly<Record<PrimitiveOperation, object>>;
+  readonly requestSchemas: { readonly send: SendSchema; readonly receive: ReceiveSchema };
   /**
-   * Checks what a schema cannot (a GraphQL document's syntax and kind) before anything is sent;
-   * paths relative to the fields given.
+   * Checks what a schema cannot (a GraphQL document's syntax and kind) before anything is sent, on fields the schema
+   * has validated; paths relative to the fields given.
    */
-  checkRequest?(operation: PrimitiveOperation, fields: Record<string, unknown>): ValidationIssue[];
+  checkRequest?(...call: ['send', FromSchema<SendSchema>] | ['receive', FromSchema<ReceiveSchema>]): ValidationIssue[];
   /** Binds the connector to an integration; throws integration_misconfigured when it cannot run. */
+  connect(
+    integration: ResolvedIntegration,
+    context: ConnectorContext,
+  ): Connection<FromSchema<SendSchema>, FromSchema<ReceiveSchema>>;
+}
+
+/** A connector as the registry, the routes and the executor see it: request fields as JSON. */
+export interface ConnectorDefinition extends Omit<ConnectorSpec<ObjectSchema, ObjectSchema>, 'checkRequest' | 'connect'> {
+  checkRequest?(operation: PrimitiveOperation, fields: Fields): ValidationIssue[];
   connect(integration: ResolvedIntegration, context: ConnectorContext): Connection;
+}
+
+/**
+ * A connector for the registry. Its typed fields meet untyped JSON here, once: the executor hands `checkRequest`,
+ * `send`, `receive` and `check` only fields their request schema has validated (request-checks.ts), which is what
+ * makes them the types `FromSchema` derives from that schema.
+ */
+export function defineConnector<SendSchema extends ObjectSchema, ReceiveSchema extends ObjectSchema>(
+  spec: ConnectorSpec<SendSchema, ReceiveSchema>,
+): ConnectorDefinition {
+  return spec as unknown as ConnectorDefinition;
 }

@@ -1,10 +1,38 @@
+import type { Config } from '../config.ts';
 import type { ConnectorDefinition } from './connector.ts';
 import { graphqlConnector } from './graphql/connector.ts';
 import { soapConnector } from './soap/connector.ts';
 
-/** Every connector the service offers, by id. */
-export const connectors: ReadonlyMap<string, ConnectorDefinition> = new Map(
-  [graphqlConnector, soapConnector].map((definition) => [definition.id, definition]),
-);
+/** The connectors one app offers, by id: `build()` takes them (the built-in ones unless told otherwise). */
+export class ConnectorRegistry {
+  readonly #byId = new Map<string, ConnectorDefinition>();
 
-export const connectorIds = [...connectors.keys()];
+  constructor(definitions: readonly ConnectorDefinition[]) {
+    for (const definition of definitions) {
+      if (this.#byId.has(definition.id)) throw new Error(`Two connectors have the id ${definition.id}.`);
+      this.#byId.set(definition.id, definition);
+    }
+  }
+
+  get(id: string): ConnectorDefinition | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Every connector's id, in the order given. */
+  get ids(): string[] {
+    return [...this.#byId.keys()];
+  }
+
+  /** Every connector's secret config fields (log redaction is derived from them). */
+  get secretFields(): string[] {
+    return [...new Set([...this.#byId.values()].flatMap((definition) => definition.secretFields))];
+  }
+}
+
+/** The connectors Interchange ships, with their settings: a new connector is its own folder and one line here. */
+export function builtInConnectors(config: Config): ConnectorDefinition[] {
+  return [
+    graphqlConnector,
+    soapConnector({ wsdlCacheSize: config.wsdlCacheSize, wsdlCacheTtlMs: config.wsdlCacheTtlSeconds * 1000 }),
+  ];
+}

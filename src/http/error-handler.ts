@@ -46,6 +46,7 @@ export function frameworkErrors(error: unknown, request: FastifyRequest, reply: 
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.status === 401) reply.header('www-authenticate', wwwAuthenticate);
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .code(error.status)
     .send(errorBody(error.code, error.message, reply.request.id, error.details, error.upstreamErrors));

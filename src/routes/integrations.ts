@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import type { ConnectorDefinition } from '../connectors/connector.ts';
-import { connectorIds, connectors } from '../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError, validationFailed } from '../errors.ts';
 import { ok, okList } from '../http/envelope.ts';
@@ -32,12 +31,13 @@ interface PatchBody {
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
-function definitionFor(id: string): ConnectorDefinition {
-  const definition = connectors.get(id);
+function definitionFor(ctx: AppContext, id: string): ConnectorDefinition {
+  const definition = ctx.registry.get(id);
   if (!definition) {
+    const ids = ctx.registry.ids.join(', ');
     throw validationFailed(
-      [{ path: 'connector', message: `unknown connector; supported: ${connectorIds.join(', ')}` }],
-      `Unknown connector ${id}; supported: ${connectorIds.join(', ')}.`,
+      [{ path: 'connector', message: `unknown connector; supported: ${ids}` }],
+      `Unknown connector ${id}; supported: ${ids}.`,
     );
   }
   return definition;
@@ -94,14 +94,14 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           type: 'object',
           required: ['connector'],
           additionalProperties: false,
-          properties: { name, connector: { type: 'string', enum: connectorIds }, config: { type: 'object' } },
+          properties: { name, connector: { type: 'string', enum: ctx.registry.ids }, config: { type: 'object' } },
         },
       },
     },
     async (request, reply) => {
       const { saved, created, definition } = await writeIntegration(ctx, request, async () => ({
         name: request.body.name ?? request.params.id,
-        definition: definitionFor(request.body.connector),
+        definition: definitionFor(ctx, request.body.connector),
         config: request.body.config,
         merge: false,
       }));
@@ -127,7 +127,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         if (!existing) throw notFound(request.params.id);
         return {
           name: request.body.name ?? existing.name,
-          definition: definitionFor(existing.connector),
+          definition: definitionFor(ctx, existing.connector),
           config: request.body.config,
           merge: true,
         };
@@ -142,7 +142,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
     async (request) => {
       const stored = await findIntegration(db, caller(request).tenantId, request.params.id);
       if (!stored) throw notFound(request.params.id);
-      return ok(integrationView(connectors.get(stored.connector), stored));
+      return ok(integrationView(ctx.registry.get(stored.connector), stored));
     },
   );
 
@@ -160,7 +160,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
     async (request) => {
       const page = await listIntegrations(db, caller(request).tenantId, request.query);
       return okList(
-        page.items.map((i) => integrationView(connectors.get(i.connector), i)),
+        page.items.map((i) => integrationView(ctx.registry.get(i.connector), i)),
         page.nextCursor,
       );
     },

@@ -43,6 +43,9 @@ export class ExecuteBudget {
    */
   wroteUpstream = false;
 
+  /** Milliseconds spent waiting on upstream requests (from sending to the whole body read), for Server-Timing. */
+  upstreamMs = 0;
+
   remainingBytes(): number {
     return Math.max(0, this.maxBytes - this.#usedBytes);
   }

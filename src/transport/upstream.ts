@@ -97,6 +97,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
   const maxBodyBytes = Math.min(upstream.maxBodyBytes, executeBytes);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  const began = performance.now();
   let connected = false;
   try {
     const response = await request(url, {
@@ -127,6 +128,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
     throw failure;
   } finally {
     clearTimeout(timer);
+    if (budget) budget.upstreamMs += performance.now() - began;
     // A POST counts once it may have reached the upstream (it may have changed something there): not when the
     // egress policy, DNS or a refused connection stopped it before a byte left.
     if (connected && upstream.method === 'POST') budget?.countPost();

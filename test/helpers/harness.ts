@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { build } from '../../src/app.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import type { ConnectorDefinition } from '../../src/connectors/connector.ts';
 import type { ApiKeyRecord } from '../../src/storage/api-keys.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { insertTenant, type TenantType } from '../../src/storage/tenants.ts';
@@ -31,8 +32,12 @@ export interface Harness {
 /**
  * A fresh app on fresh storage: a SQLite file in a temp folder, or, when the suite runs on
  * PostgreSQL (IX_TEST_STORAGE=postgres, see test/postgres/), a new database on the test server.
+ * `options.connectors` replaces the built-in connectors; `options.logStream` receives the logs.
  */
-export async function harness(env: Record<string, string> = {}): Promise<Harness> {
+export async function harness(
+  env: Record<string, string> = {},
+  options: { connectors?: (config: Config) => ConnectorDefinition[]; logStream?: NodeJS.WritableStream } = {},
+): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
   const database = onPostgres() ? await createTestDatabase() : undefined;
   const config = loadConfig({
@@ -42,7 +47,7 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
     ...env,
   });
   const storage = openStorage(config.databaseUrl);
-  const app = await build(config, { storage });
+  const app = await build(config, { storage, connectors: options.connectors?.(config), logStream: options.logStream });
   return {
     app,
     storage,

@@ -1,6 +1,13 @@
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { sendUpstream } from '../../transport/upstream.ts';
-import type { Connection, ConnectorContext, ConnectorDefinition, ConnectorResult, ResolvedIntegration } from '../connector.ts';
+import {
+  type Connection,
+  type ConnectorContext,
+  type ConnectorDefinition,
+  type ConnectorResult,
+  defineConnector,
+  type ResolvedIntegration,
+} from '../connector.ts';
 import { hasVariable, parseOperation } from './document.ts';
 import { paginate } from './pagination.ts';
 import { countNonNullRootFields, extractRecords, parseRecordsPath } from './records.ts';
@@ -28,12 +35,12 @@ function cursorVariableOf(fields: ReceiveFields): string {
 }
 
 /** Everything about a request that can be known wrong before it is sent. */
-function checkRequest(operation: 'send' | 'receive', fields: Record<string, unknown>): ValidationIssue[] {
-  if (operation === 'send') {
-    const send = fields as unknown as SendFields;
+function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]): ValidationIssue[] {
+  if (call[0] === 'send') {
+    const send = call[1];
     return issuesFrom(() => parseOperation({ document: send.mutation, field: 'mutation', operationName: send.operation_name }));
   }
-  const receive = fields as unknown as ReceiveFields;
+  const receive = call[1];
   const issues = issuesFrom(() => {
     const parsed = parseOperation({ document: receive.query, field: 'query', operationName: receive.operation_name });
     const variable = cursorVariableOf(receive);
@@ -43,11 +50,12 @@ function checkRequest(operation: 'send' | 'receive', fields: Record<string, unkn
       });
     }
   });
-  if (receive.records_path !== undefined) issues.push(...issuesFrom(() => parseRecordsPath(receive.records_path as string)));
+  const recordsPath = receive.records_path;
+  if (recordsPath !== undefined) issues.push(...issuesFrom(() => parseRecordsPath(recordsPath)));
   return issues;
 }
 
-function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection {
+function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection<SendFields, ReceiveFields> {
   const { base_url: baseUrl, token, timeout_seconds: timeoutSeconds } = integration.config;
   if (typeof baseUrl !== 'string' || baseUrl === '') {
     throw new ApiError('integration_misconfigured', 'The integration has no base_url; set config.base_url to run it.', {
@@ -81,7 +89,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 
   return {
     async send(fields) {
-      const { mutation, variables, operation_name: operationName } = fields as unknown as SendFields;
+      const { mutation, variables, operation_name: operationName } = fields;
       const answer = await post(mutation, variables, operationName);
       const messageCount = countNonNullRootFields(answer.data);
       return withErrors(
@@ -91,7 +99,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     },
 
     async receive(fields) {
-      const request = fields as unknown as ReceiveFields;
+      const request = fields;
       const { query, variables, operation_name: operationName, records_path: recordsPath } = request;
       if (!request.paginate) {
         const answer = await post(query, variables, operationName);
@@ -140,7 +148,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 }
 
 /** GraphQL over HTTP POST (API.md section 5). */
-export const graphqlConnector: ConnectorDefinition = {
+export const graphqlConnector: ConnectorDefinition = defineConnector<typeof sendSchema, typeof receiveSchema>({
   id: 'graphql-1.0.0',
   configProperties,
   secretFields: ['token'],
@@ -150,4 +158,4 @@ export const graphqlConnector: ConnectorDefinition = {
   requestSchemas: { send: sendSchema, receive: receiveSchema },
   checkRequest,
   connect,
-};
+});

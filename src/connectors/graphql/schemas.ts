@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
 /** The request fields of the GraphQL connector's send and receive (API.md section 5). */
 
 const document = { type: 'string', minLength: 1, maxLength: 1_000_000 } as const;
@@ -42,17 +44,6 @@ export const configProperties = {
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
 } as const;
 
-export interface SendFields {
-  mutation: string;
-  variables?: Record<string, unknown>;
-  operation_name?: string;
-}
-
-export interface ReceiveFields {
-  query: string;
-  variables?: Record<string, unknown>;
-  operation_name?: string;
-  records_path?: string;
-  paginate?: boolean | { max_pages?: number; cursor_variable?: string };
-  cursor_variable?: string;
-}
+/** The fields of a send and a receive, as their schemas validated them. */
+export type SendFields = FromSchema<typeof sendSchema>;
+export type ReceiveFields = FromSchema<typeof receiveSchema>;

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
-import type { Connection, ConnectorContext, ConnectorDefinition, ConnectorResult, ResolvedIntegration } from '../connector.ts';
+import {
+  type Connection,
+  type ConnectorContext,
+  type ConnectorDefinition,
+  type ConnectorResult,
+  defineConnector,
+  type ResolvedIntegration,
+} from '../connector.ts';
 import { buildEnvelope, envelopeIssues, requestHeaders } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
@@ -10,6 +17,7 @@ import { shapeResult } from './result-shape.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
 import { operationLayout } from './signature.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
+import { WsdlCache } from './wsdl-cache.ts';
 import { resolveWsdlCall } from './wsdl-checks.ts';
 import { writeWsdlEnvelope } from './wsdl-envelope.ts';
 import { loadWsdlModel, portSignatures, selectPort, type WsdlModel } from './wsdl-model.ts';
@@ -101,20 +109,24 @@ function cacheVersion(integration: ResolvedIntegration): string {
   return `${integration.version}:${createHash('sha256').update(JSON.stringify(config)).digest('base64url')}`;
 }
 
-function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection {
+function connect(
+  integration: ResolvedIntegration,
+  context: ConnectorContext,
+  wsdlCache: WsdlCache<WsdlModel>,
+): Connection<CallFields, CallFields> {
   const settings = settingsOf(integration, context);
   const wsdlMode = isWsdlUrl(settings.endpointUrl);
 
   // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
   const model = (): Promise<WsdlModel> =>
-    context.wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
+    wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
       const http = new SoapHttp({ ...settings.http, wsdlLoad: { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs } });
       try {
         return await loadWsdlModel(settings.endpointUrl, http);
       } catch (error) {
         throw wsdlLoadFailure(error, http);
       }
-    }) as Promise<WsdlModel>;
+    });
 
   /** The WSDL, the port and the operation the call runs, checked against them: nothing is sent. */
   async function prepareWsdlCall(fields: CallFields) {
@@ -180,13 +192,13 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     return { data: readSoapResponse(response.status, response.headers, response.body), messageCount: 1 };
   }
 
-  const call = (fields: Record<string, unknown>) => (wsdlMode ? callWsdl : callRaw)(fields as unknown as CallFields);
+  const call = (fields: CallFields) => (wsdlMode ? callWsdl : callRaw)(fields);
 
   return {
     send: call,
     receive: call,
     async check(_operation, fields) {
-      if (wsdlMode) await prepareWsdlCall(fields as unknown as CallFields);
+      if (wsdlMode) await prepareWsdlCall(fields);
     },
     async test() {
       const endpoint = redactUrl(settings.endpointUrl);
@@ -226,24 +238,35 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   };
 }
 
-/** SOAP 1.1 and 1.2, with a WSDL (node-soap, parsed once and cached) or raw (API.md section 6). */
-export const soapConnector: ConnectorDefinition = {
-  id: 'soap-1.0.0',
-  configProperties,
-  secretFields: ['auth_value'],
-  urlFields: ['endpoint_url', 'service_url'],
-  defaults: { timeout_seconds: 60, soap_version: '1.1' },
-  offers: ['send', 'receive', 'sync', 'batch', 'test'],
-  requestSchemas: { send: callSchema, receive: callSchema },
-  // Element and attribute names of params and soap_headers, checked before anything runs: a sync's bad inbound part
-  // must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
-  checkRequest: (_operation, fields) =>
-    envelopeIssues({
-      version: '1.1',
-      namespace: typeof fields.namespace === 'string' ? fields.namespace : undefined,
-      method: String(fields.method),
-      params: fields.params as Record<string, unknown> | undefined,
-      soapHeaders: fields.soap_headers as Record<string, unknown> | undefined,
-    }),
-  connect,
-};
+export interface SoapConnectorSettings {
+  /** Parsed WSDLs kept at most (IX_WSDL_CACHE_SIZE), and for how long (IX_WSDL_CACHE_TTL_SECONDS). */
+  wsdlCacheSize: number;
+  wsdlCacheTtlMs: number;
+}
+
+/**
+ * SOAP 1.1 and 1.2, with a WSDL (parsed once and cached, in this connector's own cache) or raw (API.md section 6).
+ */
+export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinition {
+  const wsdlCache = new WsdlCache<WsdlModel>(settings.wsdlCacheSize, settings.wsdlCacheTtlMs);
+  return defineConnector<typeof callSchema, typeof callSchema>({
+    id: 'soap-1.0.0',
+    configProperties,
+    secretFields: ['auth_value'],
+    urlFields: ['endpoint_url', 'service_url'],
+    defaults: { timeout_seconds: 60, soap_version: '1.1' },
+    offers: ['send', 'receive', 'sync', 'batch', 'test'],
+    requestSchemas: { send: callSchema, receive: callSchema },
+    // Element and attribute names of params and soap_headers, checked before anything runs: a sync's bad inbound part
+    // must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
+    checkRequest: (_operation, fields) =>
+      envelopeIssues({
+        version: '1.1',
+        namespace: fields.namespace,
+        method: fields.method,
+        params: fields.params,
+        soapHeaders: fields.soap_headers,
+      }),
+    connect: (integration, context) => connect(integration, context, wsdlCache),
+  });
+}

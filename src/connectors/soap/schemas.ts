@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
 /** The SOAP connector's config and request fields (API.md sections 4 and 6). */
 
 const httpUrl = { type: ['string', 'null'], maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' } as const;
@@ -31,13 +33,5 @@ export const callSchema = {
   },
 } as const;
 
-export interface CallFields {
-  method: string;
-  params?: Record<string, unknown>;
-  soap_headers?: Record<string, unknown>;
-  soap_action?: string;
-  namespace?: string;
-  service?: string;
-  port?: string;
-  input?: string;
-}
+/** The fields of a send or receive, as the schema validated them. */
+export type CallFields = FromSchema<typeof callSchema>;

@@ -1,0 +1,162 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { ConnectorDefinition, ConnectorResult, Operation, ResolvedIntegration } from '../connectors/connector.ts';
+import type { AppContext } from '../context.ts';
+import { ApiError, errorBody } from '../errors.ts';
+import { toApiError } from '../http/error-handler.ts';
+import { nowIso } from '../ids.ts';
+import { resolveIntegration } from '../integrations/config.ts';
+import { redactReply } from '../secrets/redact.ts';
+import { insertExecution, newExecutionId } from '../storage/executions.ts';
+import { findIntegration } from '../storage/integrations.ts';
+import { ExecuteBudget } from '../transport/budget.ts';
+import { TenantConcurrency } from './concurrency.ts';
+import { checkExecuteRequest, runExecute } from './executor.ts';
+
+/** One execute request, as the route hands it over. */
+export interface ExecuteCall {
+  tenantId: string;
+  keyId: string;
+  integrationId: string;
+  operation: Operation;
+  /** The body's fields beside `operation`. */
+  fields: Record<string, unknown>;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
+/** What the caller gets, and what the idempotency layer needs to know of it. */
+export interface ExecuteAnswer {
+  status: number;
+  /** The reply body as sent, secrets redacted. */
+  text: string;
+  /** Whether a write may have reached the upstream: such a failure is kept for replay, never given back. */
+  reachedUpstream: boolean;
+  /** Milliseconds spent on upstream requests, and in all (for Server-Timing). */
+  upstreamMs: number;
+  totalMs: number;
+}
+
+interface Outcome {
+  status: number;
+  text: string;
+  messageCount: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+function successBody(result: ConnectorResult) {
+  return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
+}
+
+/** The secret values of the integration (decrypted), which no reply or record may show. */
+function secretValues(definition: ConnectorDefinition, integration: ResolvedIntegration): string[] {
+  return definition.secretFields.flatMap((field) => {
+    const value = integration.config[field];
+    return typeof value === 'string' && value !== '' ? [value] : [];
+  });
+}
+
+/** The failure reply; a bug becomes internal_error (logged), never its own message. */
+function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[]): Outcome {
+  let error = toApiError(thrown);
+  if (!error) {
+    call.log.error({ err: thrown }, 'execute failed with an unexpected error');
+    error = new ApiError('internal_error');
+  }
+  const body = errorBody(error.code, error.message, call.requestId, error.details, error.upstreamErrors);
+  const { value, text } = redactReply(body, secrets);
+  return { status: error.status, text, messageCount: 0, errorCode: error.code, errorMessage: value.error.message };
+}
+
+/**
+ * The execute path, end to end (API.md sections 4 to 7): the integration looked up, its connector bound, the request
+ * checked, run through the executor within one budget (bytes and deadline), the execution recorded, and the answer
+ * in the one shape with secrets redacted. It knows nothing of HTTP routes, nor of GraphQL or SOAP.
+ *
+ * Refusals before an execution exists (no such integration, the tenant's concurrent executes used up) are thrown as
+ * ApiErrors; everything after is answered and recorded.
+ */
+export class ExecutionService {
+  readonly #ctx: AppContext;
+  readonly #slots: TenantConcurrency;
+
+  constructor(ctx: AppContext) {
+    this.#ctx = ctx;
+    this.#slots = new TenantConcurrency(ctx.config.tenantConcurrency);
+  }
+
+  async execute(call: ExecuteCall): Promise<ExecuteAnswer> {
+    const release = this.#slots.tryAcquire(call.tenantId);
+    if (!release) {
+      const refused = new ApiError(
+        'rate_limited',
+        `This tenant already has ${this.#slots.limit} executes running on this instance; retry when one has finished.`,
+        { reason: 'concurrency', limit: this.#slots.limit },
+      );
+      refused.retryAfterSeconds = 1;
+      throw refused;
+    }
+    try {
+      return await this.#run(call);
+    } finally {
+      release();
+    }
+  }
+
+  async #run(call: ExecuteCall): Promise<ExecuteAnswer> {
+    const { config, storage, registry, masterKey } = this.#ctx;
+    const stored = await findIntegration(storage.db, call.tenantId, call.integrationId);
+    if (!stored) throw new ApiError('not_found', `No integration ${call.integrationId}.`);
+    // Taken at the start, so that the log's newest-first order is the order the calls began in.
+    const executionId = newExecutionId();
+    const startedAt = nowIso();
+    const started = performance.now();
+    const budget = new ExecuteBudget(
+      { maxBytes: config.executeMaxBytes, deadlineMs: config.executeDeadlineSeconds * 1000 },
+      started,
+    );
+
+    let secrets: string[] = [];
+    let outcome: Outcome;
+    try {
+      const definition = registry.get(stored.connector);
+      if (!definition) {
+        throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
+      }
+      checkExecuteRequest(definition, call.operation, call.fields);
+      const integration = resolveIntegration(definition, stored, masterKey);
+      secrets = secretValues(definition, integration);
+      const connection = definition.connect(integration, { ...this.#ctx.connectors, budget });
+      const result = await runExecute(definition, connection, call.operation, call.fields, budget);
+      // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
+      const { text } = redactReply(successBody(result), secrets);
+      outcome = { status: 200, text, messageCount: result.messageCount, errorCode: null, errorMessage: null };
+    } catch (thrown) {
+      outcome = failure(call, thrown, secrets);
+    }
+
+    const totalMs = performance.now() - started;
+    await insertExecution(storage.db, call.tenantId, {
+      id: executionId,
+      integration_id: stored.id,
+      connector: stored.connector,
+      operation: call.operation,
+      status: outcome.status < 300 ? 'succeeded' : 'failed',
+      http_status: outcome.status,
+      error_code: outcome.errorCode,
+      error_message: outcome.errorMessage,
+      message_count: outcome.messageCount,
+      duration_ms: Math.round(totalMs),
+      api_key_id: call.keyId,
+      request_id: call.requestId,
+      started_at: startedAt,
+    });
+    return {
+      status: outcome.status,
+      text: outcome.text,
+      reachedUpstream: budget.wroteUpstream,
+      upstreamMs: budget.upstreamMs,
+      totalMs: performance.now() - started,
+    };
+  }
+}
