@@ -1,6 +1,9 @@
 /**
  * `npm run bench`: requests per second and latency, each table against a baseline measured in the
- * same process and run:
+ * same run:
+ *   0. the execute path with every server and the load generator in processes of their own (bench/execute-path.ts,
+ *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part.
+ * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
  * The load generator and the upstream share the process, so the numbers are the whole cost of a
@@ -24,6 +27,7 @@ import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
+import { runExecutePath } from './execute-path.ts';
 
 interface Scenario {
   name: string;
@@ -355,6 +359,8 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
 }
 
 async function main() {
+  await runExecutePath();
+  if (process.env.BENCH_ONLY === 'execute-path') return;
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
   try {
     console.log(`${requests} requests per row, ${concurrency} concurrent, Node ${process.version}, one process`);

@@ -26,6 +26,7 @@ import { registerIdempotency } from './http/idempotency.ts';
 import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { IntegrationCache } from './integrations/cache.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
 import { registerExecuteRoute } from './routes/execute.ts';
@@ -34,6 +35,14 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { loadMasterKey } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
+import { ExecutionLog } from './storage/execution-log.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The executions log written behind: `flush()` writes what is pending (tests read storage after it). */
+    executionLog: ExecutionLog;
+  }
+}
 
 export interface BuildOptions {
   /** Storage opened by the caller (tests share one); otherwise opened from config.databaseUrl and closed with the app. */
@@ -188,7 +197,10 @@ async function assemble(
       log: app.log,
     },
     registry,
+    integrations: new IntegrationCache(),
+    executions: new ExecutionLog(storage.db, app.log),
   };
+  app.decorate('executionLog', ctx.executions);
   const keyChanges = redis
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
     : undefined;
@@ -201,8 +213,9 @@ async function assemble(
   registerExecuteRoute(app, ctx);
   registerExecutionRoutes(app, ctx);
 
-  // Usage first (it writes to storage), then storage itself if this app opened it.
+  // The executions log and usage first (they write to storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {
+    await ctx.executions.close();
     await ctx.usage.close();
     await dispatcher.close();
     keyChanges?.close();

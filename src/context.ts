@@ -4,7 +4,9 @@ import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { SharedConnectorContext } from './connectors/connector.ts';
 import type { ConnectorRegistry } from './connectors/registry.ts';
+import type { IntegrationCache } from './integrations/cache.ts';
 import type { Storage } from './storage/database.ts';
+import type { ExecutionLog } from './storage/execution-log.ts';
 
 /** What routes share: built once in `build()` and passed to each route module explicitly. */
 export interface AppContext {
@@ -22,4 +24,8 @@ export interface AppContext {
   connectors: SharedConnectorContext;
   /** The connectors this app offers. */
   registry: ConnectorRegistry;
+  /** The executions log, written behind in batches. */
+  executions: ExecutionLog;
+  /** Integrations as the execute path reads them (kept 1 s; forgotten when this instance changes one). */
+  integrations: IntegrationCache;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/key-format.ts';
 import { insertEntity } from '../src/storage/entities.ts';
-import { insertExecution } from '../src/storage/executions.ts';
+import { insertExecutions } from '../src/storage/executions.ts';
 import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, assertRateLimitHeaders, rateLimitHeaders } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
@@ -35,21 +35,26 @@ const integrationId = async (h: Harness) => {
 };
 const executionId = async (h: Harness) => {
   const id = `exe_sec${++seq}`;
-  await insertExecution(h.storage.db, 'acme', {
-    id,
-    integration_id: 'x',
-    connector: 'graphql-1.0.0',
-    operation: 'test',
-    status: 'succeeded',
-    http_status: 200,
-    error_code: null,
-    error_message: null,
-    message_count: 0,
-    duration_ms: 1,
-    api_key_id: 'key_x',
-    request_id: 'r',
-    started_at: new Date().toISOString(),
-  });
+  await insertExecutions(h.storage.db, [
+    {
+      tenantId: 'acme',
+      execution: {
+        id,
+        integration_id: 'x',
+        connector: 'graphql-1.0.0',
+        operation: 'test',
+        status: 'succeeded',
+        http_status: 200,
+        error_code: null,
+        error_message: null,
+        message_count: 0,
+        duration_ms: 1,
+        api_key_id: 'key_x',
+        request_id: 'r',
+        started_at: new Date().toISOString(),
+      },
+    },
+  ]);
   return id;
 };
 

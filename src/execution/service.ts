@@ -6,8 +6,8 @@ import { toApiError } from '../http/error-handler.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
 import { redactReply } from '../secrets/redact.ts';
-import { insertExecution, newExecutionId } from '../storage/executions.ts';
-import { findIntegration } from '../storage/integrations.ts';
+import { newExecutionId } from '../storage/executions.ts';
+import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
 import { TenantConcurrency } from './concurrency.ts';
 import { checkExecuteRequest, runExecute } from './executor.ts';
@@ -79,6 +79,8 @@ function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[])
 export class ExecutionService {
   readonly #ctx: AppContext;
   readonly #slots: TenantConcurrency;
+  /** Decrypted integrations, per stored object (which the integration cache keeps while it is current). */
+  readonly #resolvedIntegrations = new WeakMap<StoredIntegration, ResolvedIntegration>();
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
@@ -103,9 +105,20 @@ export class ExecutionService {
     }
   }
 
+  #resolved(definition: ConnectorDefinition, stored: StoredIntegration, masterKey: Buffer): ResolvedIntegration {
+    let resolved = this.#resolvedIntegrations.get(stored);
+    if (!resolved) {
+      resolved = resolveIntegration(definition, stored, masterKey);
+      this.#resolvedIntegrations.set(stored, resolved);
+    }
+    return resolved;
+  }
+
   async #run(call: ExecuteCall): Promise<ExecuteAnswer> {
     const { config, storage, registry, masterKey } = this.#ctx;
-    const stored = await findIntegration(storage.db, call.tenantId, call.integrationId);
+    const stored = await this.#ctx.integrations.get(call.tenantId, call.integrationId, () =>
+      findIntegration(storage.db, call.tenantId, call.integrationId),
+    );
     if (!stored) throw new ApiError('not_found', `No integration ${call.integrationId}.`);
     // Taken at the start, so that the log's newest-first order is the order the calls began in.
     const executionId = newExecutionId();
@@ -124,7 +137,7 @@ export class ExecutionService {
         throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
       }
       checkExecuteRequest(definition, call.operation, call.fields);
-      const integration = resolveIntegration(definition, stored, masterKey);
+      const integration = this.#resolved(definition, stored, masterKey);
       secrets = secretValues(definition, integration);
       const connection = definition.connect(integration, { ...this.#ctx.connectors, budget });
       const result = await runExecute(definition, connection, call.operation, call.fields, budget);
@@ -136,7 +149,7 @@ export class ExecutionService {
     }
 
     const totalMs = performance.now() - started;
-    await insertExecution(storage.db, call.tenantId, {
+    this.#ctx.executions.record(call.tenantId, {
       id: executionId,
       integration_id: stored.id,
       connector: stored.connector,

@@ -25,6 +25,8 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
       },
     },
     async (request) => {
+      // This instance's executions not yet written are written first: a caller always sees its own.
+      await ctx.executions.flush();
       const page = await listExecutions(ctx.storage.db, caller(request).tenantId, request.query);
       return okList(page.items, page.nextCursor);
     },
@@ -34,6 +36,7 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
     '/api/v1/executions/:id',
     { config: { scope: 'executions.read' }, schema: { tags, security, summary: 'One execute call.', params: idParams('id') } },
     async (request) => {
+      await ctx.executions.flush();
       const execution = await findExecution(ctx.storage.db, caller(request).tenantId, request.params.id);
       if (!execution) throw new ApiError('not_found', `No execution ${request.params.id}.`);
       return ok(execution);

@@ -73,7 +73,10 @@ async function writeIntegration(
       { name: plan.name, connector: plan.definition.id, config, secrets },
       existing,
     );
-    if (saved) return { saved, created: !existing, definition: plan.definition };
+    if (saved) {
+      ctx.integrations.forget(tenantId, id);
+      return { saved, created: !existing, definition: plan.definition };
+    }
   }
   throw new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
 }
@@ -170,7 +173,10 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
     '/api/v1/integrations/:id',
     { config: { scope: 'integrations.write' }, schema: { tags, security, summary: 'Delete an integration.', params } },
     async (request) => {
-      if (!(await deleteIntegration(db, caller(request).tenantId, request.params.id))) throw notFound(request.params.id);
+      const { tenantId } = caller(request);
+      const deleted = await deleteIntegration(db, tenantId, request.params.id);
+      ctx.integrations.forget(tenantId, request.params.id);
+      if (!deleted) throw notFound(request.params.id);
       return ok({ id: request.params.id, deleted: true });
     },
   );

@@ -46,14 +46,21 @@ function fromRow(row: Selectable<ExecutionsTable>): Execution {
 }
 
 /**
- * Records one execute. `error_message` can carry upstream text (a GraphQL error, a fault string), which may hold a
- * NUL that PostgreSQL's text refuses: it is stored as U+FFFD, the same on both databases, so the call is recorded.
+ * Records executes, in one statement. `error_message` can carry upstream text (a GraphQL error, a fault string), which
+ * may hold a NUL that PostgreSQL's text refuses: it is stored as U+FFFD, the same on both databases, so the call is
+ * recorded.
  */
-export async function insertExecution(db: Db, tenantId: string, execution: Execution): Promise<void> {
-  const errorMessage = execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null;
+export async function insertExecutions(db: Db, rows: ReadonlyArray<{ tenantId: string; execution: Execution }>): Promise<void> {
+  if (rows.length === 0) return;
   await db
     .insertInto('executions')
-    .values({ tenant_id: tenantId, ...execution, error_message: errorMessage })
+    .values(
+      rows.map(({ tenantId, execution }) => ({
+        tenant_id: tenantId,
+        ...execution,
+        error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
+      })),
+    )
     .execute();
 }
 

@@ -33,11 +33,29 @@ export function openNodeSqlite(path: string): SqliteDatabase {
   // WAL lets readers (the CLI, a second server) work beside a writer; busy_timeout waits out short locks.
   // busy_timeout first: switching a new file to WAL needs a lock that another process may hold.
   db.exec('PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;');
+  // Kysely prepares every query it runs; the same SQL text is prepared once and its statement reused (a statement
+  // runs to completion synchronously, so one statement serves every caller). Kysely's SQL for a query shape is the
+  // same text each time (values are bound), so the number of distinct texts is small; the bound is a safeguard.
+  const statements = new Map<string, SqliteStatement>();
   return {
-    close: () => db.close(),
-    prepare: (sql) => adaptStatement(db.prepare(sql)),
+    close: () => {
+      statements.clear();
+      db.close();
+    },
+    prepare: (sql) => {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= maxCachedStatements) statements.delete(statements.keys().next().value as string);
+        statement = adaptStatement(db.prepare(sql));
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
   };
 }
+
+/** Prepared statements kept per database; past it, the oldest is dropped (and prepared again when next used). */
+const maxCachedStatements = 500;
 
 function adaptStatement(statement: StatementSync): SqliteStatement {
   const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqlite);

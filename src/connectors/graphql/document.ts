@@ -30,6 +30,27 @@ export interface ParsedOperation {
  * @throws ApiError `validation_failed` with one issue on `query`, `mutation` or `operation_name`.
  */
 export function parseOperation(input: { document: string; field: DocumentField; operationName?: string }): ParsedOperation {
+  if (input.document.length > maxCachedLength) return parseUncached(input);
+  const key = `${input.field}\u0000${input.operationName ?? ''}\u0000${input.document}`;
+  let parsed = parsedOperations.get(key);
+  if (!parsed) {
+    parsed = parseUncached(input);
+    if (parsedOperations.size >= maxCachedOperations) parsedOperations.delete(parsedOperations.keys().next().value as string);
+    parsedOperations.set(key, parsed);
+  }
+  return parsed;
+}
+
+/**
+ * Parsed operations by document text (and field and operation name): a workflow sends the same few documents again
+ * and again. Documents over 64 KiB are parsed each time, so the cache holds at most ~32 MB of text. Entries are shared:
+ * callers read them, never change them.
+ */
+const parsedOperations = new Map<string, ParsedOperation>();
+const maxCachedOperations = 500;
+const maxCachedLength = 65_536;
+
+function parseUncached(input: { document: string; field: DocumentField; operationName?: string }): ParsedOperation {
   const { field } = input;
   const document = parseDocument(input.document, field);
   const operations: OperationDefinitionNode[] = [];

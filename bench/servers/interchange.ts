@@ -1,0 +1,53 @@
+/**
+ * Interchange for bench/execute-path.ts, ready for `execute receive` against one upstream:
+ *   DATABASE_URL=… node bench/servers/interchange.ts UPSTREAM_URL
+ * DATABASE_URL defaults to a SQLite file in a temp folder (removed on exit); IX_MASTER_KEY to a random one, which
+ * PostgreSQL requires. Creates tenant `bench`, a `*` key at the highest rate limit a key may have (a bench must not
+ * measure the limiter's 429s) and the GraphQL integration `g` on UPSTREAM_URL, then listens on a free port of
+ * 127.0.0.1 and prints {"url": "…/api/v1/integrations/g/execute", "headers": {…}}. SIGTERM closes it.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from '../../src/app.ts';
+import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openStorage } from '../../src/storage/database.ts';
+import { insertTenant } from '../../src/storage/tenants.ts';
+
+const upstreamUrl = process.argv[2];
+if (!upstreamUrl) throw new Error('usage: node bench/servers/interchange.ts UPSTREAM_URL');
+const tempDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'ix-bench-server-'));
+const config = loadConfig({
+  DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${join(tempDir ?? '', 'ix.db')}`,
+  IX_MASTER_KEY: process.env.IX_MASTER_KEY ?? randomBytes(32).toString('base64'),
+  LOG_LEVEL: 'silent',
+  // The upstream is on 127.0.0.1: stated here, not left to the default.
+  IX_EGRESS_ALLOW_PRIVATE: 'true',
+});
+const storage = openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
+const app = await build(config, { storage });
+
+const tenant = await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
+if (!tenant) throw new Error('tenant bench exists already: DATABASE_URL must name an empty database');
+const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, maxRateLimitPerMinute);
+const headers = { 'x-api-key': key, 'x-tenant-id': 'bench', 'content-type': 'application/json' };
+const put = await app.inject({
+  method: 'PUT',
+  url: '/api/v1/integrations/g',
+  headers,
+  payload: { connector: 'graphql-1.0.0', config: { base_url: upstreamUrl } },
+});
+if (put.statusCode !== 201) throw new Error(`integration g not created: ${put.body}`);
+
+const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, async () => {
+    await app.close();
+    await storage.close();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+console.log(JSON.stringify({ url: `${origin}/api/v1/integrations/g/execute`, headers }));
