@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
@@ -176,8 +175,13 @@ async function assemble(
     createEgressPolicy({ allowPrivate: config.egressAllowPrivate, allow: config.egressAllow, deny: config.egressDeny }),
   );
   // Without REDIS_URL each instance keeps its own counters (README: Scale out).
+  // ioredis is loaded only when there is a Redis to talk to (an instance without one stays smaller).
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    ? new (await import('ioredis')).Redis(config.redisUrl, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+      })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
   const ctx: AppContext = {

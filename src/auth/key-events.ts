@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /** The Redis channel on which a revoked or rotated key's hash is announced. */
 export function keyChannel(redisPrefix: string): string {
@@ -35,6 +35,7 @@ export async function publishKeyChange(client: Redis, redisPrefix: string, hash:
 /** For a process without a long-lived client (the CLI): connect, announce, disconnect. */
 export async function announceKeyChange(redisUrl: string | undefined, redisPrefix: string, hash: string): Promise<void> {
   if (!redisUrl) return;
+  const { Redis } = await import('ioredis');
   const client = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,

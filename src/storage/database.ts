@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
-import pg from 'pg';
 import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
@@ -27,6 +27,8 @@ const migrations: Record<string, Migration> = {
   '003_execution_messages': executionMessages,
 };
 
+const requireModule = createRequire(import.meta.url);
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**
@@ -35,6 +37,8 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
  */
 export function openStorage(databaseUrl: string, options: { pgPoolMax?: number } = {}): Storage {
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    // pg is loaded only for PostgreSQL: the embedded default does without it.
+    const pg = requireModule('pg') as typeof import('pg');
     const pool = new pg.Pool({ connectionString: databaseUrl, max: options.pgPoolMax ?? 10 });
     // An idle connection that the server ends (a restart, a failover, an idle-session kill) is an 'error' on the
     // pool; unheard, it is an uncaught exception that takes the process down. The pool has already dropped that

@@ -1,5 +1,16 @@
-import { type DocumentNode, GraphQLError, Kind, type OperationDefinitionNode, parse, print } from 'graphql';
+import { createRequire } from 'node:module';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { validationFailed } from '../../errors.ts';
+
+/**
+ * graphql-js, loaded on the first document: an instance that runs no GraphQL integration does not carry it (~15 MiB).
+ * Its CommonJS build, required synchronously: documents are parsed in synchronous request checks.
+ */
+let graphqlModule: typeof import('graphql') | undefined;
+function graphql(): typeof import('graphql') {
+  graphqlModule ??= createRequire(import.meta.url)('graphql') as typeof import('graphql');
+  return graphqlModule;
+}
 
 /** The request field that holds a document: `receive` sends `query`, `send` sends `mutation`. */
 export type DocumentField = 'query' | 'mutation';
@@ -54,6 +65,7 @@ function parseUncached(input: { document: string; field: DocumentField; operatio
   const { field } = input;
   const document = parseDocument(input.document, field);
   const operations: OperationDefinitionNode[] = [];
+  const { Kind, print } = graphql();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.OPERATION_DEFINITION) operations.push(definition);
     else if (definition.kind !== Kind.FRAGMENT_DEFINITION) {
@@ -101,9 +113,9 @@ export function hasVariable(operation: Pick<ParsedOperation, 'variableNames'>, n
 function parseDocument(source: string, field: DocumentField): DocumentNode {
   if (source.trim() === '') throw invalid(field, 'is empty; send a GraphQL document.');
   try {
-    return parse(source);
+    return graphql().parse(source);
   } catch (error) {
-    if (error instanceof GraphQLError) {
+    if (error instanceof graphql().GraphQLError) {
       const where = error.locations?.[0];
       const at = where === undefined ? '' : ` (line ${where.line}, column ${where.column})`;
       throw invalid(field, `is not valid GraphQL: ${error.message}${at}`);

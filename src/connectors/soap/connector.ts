@@ -20,7 +20,13 @@ import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts
 import { WsdlCache } from './wsdl-cache.ts';
 import { resolveWsdlCall } from './wsdl-checks.ts';
 import { writeWsdlEnvelope } from './wsdl-envelope.ts';
-import { loadWsdlModel, portSignatures, selectPort, type WsdlModel } from './wsdl-model.ts';
+import type { WsdlModel } from './wsdl-model.ts';
+
+/**
+ * WSDL mode's reading of WSDLs (node-soap, the schema model): loaded on the first WSDL, so that an instance that
+ * never loads one does not carry it.
+ */
+const wsdlModule = () => import('./wsdl-model.ts');
 
 interface SoapSettings {
   endpointUrl: string;
@@ -122,7 +128,7 @@ function connect(
     wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
       const http = new SoapHttp({ ...settings.http, wsdlLoad: { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs } });
       try {
-        return await loadWsdlModel(settings.endpointUrl, http);
+        return await (await wsdlModule()).loadWsdlModel(settings.endpointUrl, http);
       } catch (error) {
         throw wsdlLoadFailure(error, http);
       }
@@ -131,7 +137,7 @@ function connect(
   /** The WSDL, the port and the operation the call runs, checked against them: nothing is sent. */
   async function prepareWsdlCall(fields: CallFields) {
     const loaded = await model();
-    const { service, port } = selectPort(loaded, fields.service, fields.port);
+    const { service, port } = (await wsdlModule()).selectPort(loaded, fields.service, fields.port);
     const operation = resolveWsdlCall(loaded, service.name, port, fields);
     const address = URL.parse(settings.serviceUrl ?? port.location);
     if (address === null || (address.protocol !== 'http:' && address.protocol !== 'https:')) {
@@ -204,13 +210,14 @@ function connect(
       const endpoint = redactUrl(settings.endpointUrl);
       if (wsdlMode) {
         const loaded = await model();
+        const wsdl = await wsdlModule();
         const services = loaded.services.map((s) => ({
           name: s.name,
           ports: s.ports.map((p) => ({
             name: p.name,
             soap_version: p.soapVersion,
             operations: p.names,
-            signatures: portSignatures(loaded, p),
+            signatures: wsdl.portSignatures(loaded, p),
           })),
         }));
         return {
