@@ -32,6 +32,7 @@ import { registerExecuteRoute } from './routes/execute.ts';
 import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
+import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
 import { loadMasterKey } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
@@ -157,7 +158,10 @@ async function assemble(
   registerErrorHandling(app);
   const metrics = registerMetrics(app);
 
+  // The shapes the replies are serialized with and the document lists under components.schemas (src/routes/openapi.ts).
+  registerSharedSchemas(app, registry);
   await app.register(swagger, {
+    refResolver,
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Interchange', version: '1', description: 'Integration execution service (API.md v1).' },

@@ -17,7 +17,7 @@ import { ok, okList } from '../http/envelope.ts';
 import { type ApiKeyRecord, findKey, listKeys } from '../storage/api-keys.ts';
 import { findTenant, type Tenant } from '../storage/tenants.ts';
 import { usageSince } from '../storage/usage.ts';
-import { idParams, pageQuery, security } from './schemas.ts';
+import { bodyFailures, failures, idParams, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['API keys'];
 const keyParams = idParams('key_id');
@@ -32,7 +32,13 @@ const createBody = {
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     rate_limit_per_minute: { type: 'integer', minimum: 1, maximum: maxRateLimitPerMinute },
   },
+  examples: [{ name: 'crm sync', scopes: ['integrations.execute', 'executions.read'], rate_limit_per_minute: 120 }],
 } as const;
+
+const escalation = {
+  403: 'The key lacks the scope (`insufficient_scope`), or the new key would have more than it (`scope_escalation`, `details.field`).',
+} as const;
+const noSuchKey = { 404: 'No such key in this tenant.' } as const;
 
 interface CreateBody {
   name?: string;
@@ -73,7 +79,17 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
     '/api/v1/api-keys',
     {
       config: { scope: 'api_keys.write' },
-      schema: { tags, security, summary: 'Create a key; the secret is returned only here.', body: createBody },
+      schema: {
+        tags,
+        security,
+        operationId: 'createApiKey',
+        summary: 'Create a key; the secret is returned only here.',
+        body: createBody,
+        response: {
+          201: reply('NewApiKeyReply', 'The key, with its secret (shown this once).'),
+          ...failures([...tenantFailures, ...bodyFailures], escalation),
+        },
+      },
     },
     async (request, reply) => {
       const auth = caller(request);
@@ -93,8 +109,10 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'listApiKeys',
         summary: "List this tenant's keys.",
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: { 200: reply('ApiKeyListReply', 'A page of keys.'), ...failures(tenantFailures) },
       },
     },
     async (request) => {
@@ -105,7 +123,17 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
 
   app.get<{ Params: { key_id: string } }>(
     '/api/v1/api-keys/:key_id',
-    { config: { scope: 'api_keys.read' }, schema: { tags, security, summary: 'One key.', params: keyParams } },
+    {
+      config: { scope: 'api_keys.read' },
+      schema: {
+        tags,
+        security,
+        operationId: 'getApiKey',
+        summary: 'One key.',
+        params: keyParams,
+        response: { 200: reply('ApiKeyReply', 'The key.'), ...failures([...tenantFailures, 404], noSuchKey) },
+      },
+    },
     async (request) => ok(view(await keyInTenant(ctx, request))),
   );
 
@@ -116,6 +144,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'getApiKeyUsage',
         summary: 'Requests and errors per UTC day, oldest first, every day of the window listed.',
         params: keyParams,
         querystring: {
@@ -123,6 +152,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
           additionalProperties: false,
           properties: { days: { type: 'integer', minimum: 1, maximum: 366, default: 30 } },
         },
+        response: { 200: reply('ApiKeyUsageReply', 'One entry per day.'), ...failures([...tenantFailures, 404], noSuchKey) },
       },
     },
     async (request) => {
@@ -151,12 +181,22 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'rotateApiKey',
         summary: 'Issue a successor; the old key works for overlap_seconds more.',
         params: keyParams,
         body: {
           type: ['object', 'null'],
           additionalProperties: false,
           properties: { overlap_seconds: { type: 'integer', minimum: 0, maximum: maxOverlapSeconds, default: 3600 } },
+          examples: [{ overlap_seconds: 600 }],
+        },
+        response: {
+          201: reply('NewApiKeyReply', 'The successor, with its secret (shown this once).'),
+          ...failures([...tenantFailures, ...bodyFailures, 404, 409], {
+            ...escalation,
+            ...noSuchKey,
+            409: '`conflict`: the key is revoked, expired or rotated already.',
+          }),
         },
       },
     },
@@ -175,7 +215,20 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
 
   app.delete<{ Params: { key_id: string } }>(
     '/api/v1/api-keys/:key_id',
-    { config: { scope: 'api_keys.write' }, schema: { tags, security, summary: 'Revoke a key at once.', params: keyParams } },
+    {
+      config: { scope: 'api_keys.write' },
+      schema: {
+        tags,
+        security,
+        operationId: 'revokeApiKey',
+        summary: 'Revoke a key at once.',
+        params: keyParams,
+        response: {
+          200: reply('ApiKeyReply', 'The key, with revoked_at set.'),
+          ...failures([...tenantFailures, 404], noSuchKey),
+        },
+      },
+    },
     async (request) => {
       const revoked = await revokeApiKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
       ctx.keyCache.forget(revoked.hash);
@@ -186,7 +239,16 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
 
   app.get(
     '/api/v1/me',
-    { config: { scope: 'any' }, schema: { tags: ['Me'], security, summary: 'The calling key and its tenant.' } },
+    {
+      config: { scope: 'any' },
+      schema: {
+        tags: ['Me'],
+        security,
+        operationId: 'getMe',
+        summary: 'The calling key and its tenant.',
+        response: { 200: reply('MeReply', 'The key and its tenant.'), ...failures([400, 401, 429, 500, 503]) },
+      },
+    },
     async (request) => {
       const auth = caller(request);
       const tenant = await tenantOf(ctx, auth);

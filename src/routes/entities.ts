@@ -13,12 +13,14 @@ import {
   listEntities,
   updateEntity,
 } from '../storage/entities.ts';
-import { idParams, objectId, pageQuery, security } from './schemas.ts';
+import { bodyFailures, failures, idParams, objectId, pageQuery, ref, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Entities'];
 const name = { type: 'string', minLength: 1, maxLength: 256 } as const;
 const status = { type: 'string', enum: entityStatuses } as const;
 const entityParams = idParams('id');
+
+const noSuchEntity = { 404: 'No such entity in this tenant.' } as const;
 
 function notFound(id: string): ApiError {
   return new ApiError('not_found', `No entity ${id}.`);
@@ -34,11 +36,19 @@ export function registerEntityRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'listEntities',
         summary: 'With ?id=, one entity as an object; without it, the list.',
         querystring: {
           type: 'object',
           additionalProperties: false,
           properties: { id: objectId, status, ...pageQuery },
+        },
+        response: {
+          200: {
+            description: 'With `id`, that entity; without it, a page of entities.',
+            oneOf: [ref('EntityReply'), ref('EntityListReply')],
+          },
+          ...failures([...tenantFailures, 404], { 404: 'With `id`: no such entity in this tenant.' }),
         },
       },
     },
@@ -57,7 +67,17 @@ export function registerEntityRoutes(app: FastifyInstance, ctx: AppContext): voi
 
   app.get<{ Params: { id: string } }>(
     '/api/v1/entities/:id',
-    { config: { scope: 'entities.read' }, schema: { tags, security, summary: 'One entity.', params: entityParams } },
+    {
+      config: { scope: 'entities.read' },
+      schema: {
+        tags,
+        security,
+        operationId: 'getEntity',
+        summary: 'One entity.',
+        params: entityParams,
+        response: { 200: reply('EntityReply', 'The entity.'), ...failures([...tenantFailures, 404], noSuchEntity) },
+      },
+    },
     async (request) => {
       const entity = await findEntity(db, caller(request).tenantId, request.params.id);
       if (!entity) throw notFound(request.params.id);
@@ -72,12 +92,18 @@ export function registerEntityRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'createEntity',
         summary: 'Create an entity; entity_id is generated when left out.',
         body: {
           type: 'object',
           required: ['name'],
           additionalProperties: false,
           properties: { entity_id: objectId, name, status },
+          examples: [{ entity_id: 'cust-1', name: 'First customer' }],
+        },
+        response: {
+          201: reply('EntityReply', 'The created entity.'),
+          ...failures([...tenantFailures, ...bodyFailures, 409], { 409: '`conflict`: an entity with this entity_id exists.' }),
         },
       },
     },
@@ -96,9 +122,20 @@ export function registerEntityRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags,
         security,
+        operationId: 'updateEntity',
         summary: 'Change name and/or status.',
         params: entityParams,
-        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, status } },
+        body: {
+          type: 'object',
+          minProperties: 1,
+          additionalProperties: false,
+          properties: { name, status },
+          examples: [{ status: 'archived' }],
+        },
+        response: {
+          200: reply('EntityReply', 'The entity as changed.'),
+          ...failures([...tenantFailures, ...bodyFailures, 404], noSuchEntity),
+        },
       },
     },
     async (request) => {
@@ -110,7 +147,17 @@ export function registerEntityRoutes(app: FastifyInstance, ctx: AppContext): voi
 
   app.delete<{ Params: { id: string } }>(
     '/api/v1/entities/:id',
-    { config: { scope: 'entities.write' }, schema: { tags, security, summary: 'Delete an entity.', params: entityParams } },
+    {
+      config: { scope: 'entities.write' },
+      schema: {
+        tags,
+        security,
+        operationId: 'deleteEntity',
+        summary: 'Delete an entity.',
+        params: entityParams,
+        response: { 200: reply('DeletedEntityReply', 'Deleted.'), ...failures([...tenantFailures, 404], noSuchEntity) },
+      },
+    },
     async (request) => {
       if (!(await deleteEntity(db, caller(request).tenantId, request.params.id))) throw notFound(request.params.id);
       return ok({ entity_id: request.params.id, deleted: true });

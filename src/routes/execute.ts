@@ -3,12 +3,38 @@ import { caller } from '../auth/authenticate.ts';
 import { type Operation, operations } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import { type ExecuteAnswer, ExecutionService } from '../execution/service.ts';
-import { idParams, security } from './schemas.ts';
+import { executeBody } from './openapi-connectors.ts';
+import { bodyFailures, documentedBody, failures, idParams, reply, security, tenantFailures } from './schemas.ts';
 
 interface ExecuteBody {
   operation: Operation;
   [field: string]: unknown;
 }
+
+const answerHeaders = {
+  'Server-Timing': { type: 'string', description: '`upstream;dur=…, interchange;dur=…, total;dur=…` in milliseconds.' },
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'The kept answer to an earlier request with this Idempotency-Key.',
+  },
+};
+
+const failureMeanings = {
+  400:
+    'The request is invalid: `validation_failed` (the fields do not fit the connector’s operation: `details.issues`), ' +
+    '`unsupported_operation`, `unknown_soap_method`, `ambiguous_soap_method`, `invalid_soap_params`, `invalid_json` or `missing_tenant`.',
+  404: 'No such integration in this tenant.',
+  409: '`conflict`: a request with this Idempotency-Key is still running.',
+  422:
+    '`integration_misconfigured` (the stored config cannot run), `egress_denied` (the upstream address is refused) or ' +
+    '`idempotency_key_reused` (the key came with another request).',
+  429: '`rate_limited`: over the key’s limit, or this tenant’s executes running at once (`details.reason: "concurrency"`); with Retry-After.',
+  502:
+    'The upstream failed: `graphql_errors` (with top-level `errors`), `soap_fault`, `upstream_http_error`, ' +
+    '`upstream_invalid_response`, `upstream_response_too_large` or `upstream_unreachable`.',
+  504: '`upstream_timeout`: the upstream, or the whole execute (`details.scope: "execute"`), ran out of time.',
+} as const;
 
 /** `Server-Timing` (W3C): the time spent on upstream requests and in Interchange, so a caller sees what the gateway costs. */
 function serverTiming(answer: ExecuteAnswer): string {
@@ -26,10 +52,11 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
   app.post<{ Params: { id: string }; Body: ExecuteBody }>(
     '/api/v1/integrations/:id/execute',
     {
-      config: { scope: 'integrations.execute', idempotent: true },
+      config: { scope: 'integrations.execute', idempotent: true, swaggerTransform: documentedBody(executeBody(ctx.registry)) },
       schema: {
         tags: ['Execute'],
         security,
+        operationId: 'executeIntegration',
         summary: 'Run send, receive, sync, batch or test through the integration’s connector.',
         params: idParams('id'),
         headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 255 } } },
@@ -38,6 +65,15 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
           required: ['operation'],
           properties: { operation: { type: 'string', enum: operations } },
           additionalProperties: true,
+        },
+        // Documents the replies: the handler sends them as text already, and a replayed Idempotency-Key answer is
+        // serialized with them.
+        response: {
+          200: {
+            ...reply('ExecuteReply', 'The operation ran; `errors` when GraphQL data came with errors.'),
+            headers: answerHeaders,
+          },
+          ...failures([...tenantFailures, ...bodyFailures, 404, 409, 422, 502, 504], failureMeanings),
         },
       },
     },

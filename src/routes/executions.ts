@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { findExecution, listExecutions } from '../storage/executions.ts';
-import { idParams, objectId, pageQuery, security } from './schemas.ts';
+import { failures, idParams, objectId, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Executions'];
 
@@ -16,12 +16,14 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
       schema: {
         tags,
         security,
+        operationId: 'listExecutions',
         summary: 'The execute calls of this tenant, newest first; bodies are never stored.',
         querystring: {
           type: 'object',
           additionalProperties: false,
           properties: { integration_id: objectId, status: { type: 'string', enum: ['succeeded', 'failed'] }, ...pageQuery },
         },
+        response: { 200: reply('ExecutionListReply', 'A page of execute calls.'), ...failures(tenantFailures) },
       },
     },
     async (request) => {
@@ -34,7 +36,20 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
 
   app.get<{ Params: { id: string } }>(
     '/api/v1/executions/:id',
-    { config: { scope: 'executions.read' }, schema: { tags, security, summary: 'One execute call.', params: idParams('id') } },
+    {
+      config: { scope: 'executions.read' },
+      schema: {
+        tags,
+        security,
+        operationId: 'getExecution',
+        summary: 'One execute call.',
+        params: idParams('id'),
+        response: {
+          200: reply('ExecutionReply', 'The execute call.'),
+          ...failures([...tenantFailures, 404], { 404: 'No such execution in this tenant.' }),
+        },
+      },
+    },
     async (request) => {
       await ctx.executions.flush();
       const execution = await findExecution(ctx.storage.db, caller(request).tenantId, request.params.id);

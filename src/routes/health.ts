@@ -3,24 +3,71 @@ import type { Registry } from 'prom-client';
 import type { AppContext } from '../context.ts';
 import { ok } from '../http/envelope.ts';
 import { isReachable } from '../storage/database.ts';
+import { failures, ref, reply } from './schemas.ts';
 
 const tags = ['Health'];
 
 export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext, metrics: Registry): void {
-  app.get('/healthz', { schema: { tags, summary: 'The process is up.' } }, async () => ok({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags,
+        operationId: 'getHealth',
+        summary: 'The process is up.',
+        response: { 200: reply('HealthReply', 'Up.'), ...failures([500, 503]) },
+      },
+    },
+    async () => ok({ status: 'ok' }),
+  );
 
   // A probe, not an API call: 503 with the same data shape when storage does not answer.
-  app.get('/readyz', { schema: { tags, summary: 'Storage answers (503 when it does not).' } }, async (_request, reply) => {
-    const ready = await isReachable(ctx.storage);
-    reply.code(ready ? 200 : 503);
-    return { success: ready, data: { status: ready ? 'ready' : 'unavailable', storage: ctx.storage.kind } };
-  });
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags,
+        operationId: 'getReadiness',
+        summary: 'Storage answers (503 when it does not).',
+        response: {
+          200: reply('ReadinessReply', 'Storage answers.'),
+          503: {
+            description: 'Storage does not answer (`data.status: "unavailable"`), or this instance is shutting down (`Error`).',
+            oneOf: [ref('ReadinessReply'), ref('Error')],
+          },
+          ...failures([500]),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const ready = await isReachable(ctx.storage);
+      reply.code(ready ? 200 : 503);
+      return { success: ready, data: { status: ready ? 'ready' : 'unavailable', storage: ctx.storage.kind } };
+    },
+  );
 
   if (ctx.config.metricsPort === undefined) {
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      reply.type(metrics.contentType);
-      return metrics.metrics();
-    });
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          tags,
+          operationId: 'getMetrics',
+          summary: 'Prometheus metrics (served on METRICS_PORT instead when that is set).',
+          response: {
+            200: {
+              description: 'The Prometheus text exposition format.',
+              content: { [metrics.contentType]: { schema: { type: 'string' } } },
+            },
+            ...failures([500, 503]),
+          },
+        },
+      },
+      async (_request, reply) => {
+        reply.type(metrics.contentType);
+        return metrics.metrics();
+      },
+    );
   }
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

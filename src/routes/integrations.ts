@@ -12,7 +12,8 @@ import {
   type StoredIntegration,
   saveIntegration,
 } from '../storage/integrations.ts';
-import { idParams, pageQuery, security } from './schemas.ts';
+import { integrationPatchBody, integrationPutBody } from './openapi-connectors.ts';
+import { bodyFailures, documentedBody, failures, idParams, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Integrations'];
 const params = idParams('id');
@@ -42,6 +43,12 @@ function definitionFor(ctx: AppContext, id: string): ConnectorDefinition {
   }
   return definition;
 }
+
+const noSuchIntegration = { 404: 'No such integration in this tenant.' } as const;
+const configInvalid = {
+  400: 'The request is invalid: `validation_failed` (every problem in `details.issues`: an unknown connector, a config field that does not fit the connector, a secret to send again when a URL changes origin), `invalid_json` or `missing_tenant`.',
+  409: '`conflict`: other requests kept changing the integration; try again.',
+} as const;
 
 function notFound(id: string): ApiError {
   return new ApiError('not_found', `No integration ${id}.`);
@@ -87,10 +94,11 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
   app.put<{ Params: { id: string }; Body: PutBody }>(
     '/api/v1/integrations/:id',
     {
-      config: { scope: 'integrations.write' },
+      config: { scope: 'integrations.write', swaggerTransform: documentedBody(integrationPutBody(ctx.registry)) },
       schema: {
         tags,
         security,
+        operationId: 'putIntegration',
         summary: 'Create (201) or replace (200) the whole integration; a secret left out is cleared.',
         params,
         body: {
@@ -98,6 +106,11 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           required: ['connector'],
           additionalProperties: false,
           properties: { name, connector: { type: 'string', enum: ctx.registry.ids }, config: { type: 'object' } },
+        },
+        response: {
+          200: reply('IntegrationReply', 'The integration was replaced.'),
+          201: reply('IntegrationReply', 'The integration was created.'),
+          ...failures([...tenantFailures, ...bodyFailures, 409], configInvalid),
         },
       },
     },
@@ -115,14 +128,19 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
   app.patch<{ Params: { id: string }; Body: PatchBody }>(
     '/api/v1/integrations/:id',
     {
-      config: { scope: 'integrations.write' },
+      config: { scope: 'integrations.write', swaggerTransform: documentedBody(integrationPatchBody(ctx.registry)) },
       schema: {
         tags,
         security,
+        operationId: 'updateIntegration',
         summary:
           'Merge config fields; a secret left out is kept, null or "" clears it, and must be sent again when a URL changes origin.',
         params,
         body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, config: { type: 'object' } } },
+        response: {
+          200: reply('IntegrationReply', 'The integration as changed.'),
+          ...failures([...tenantFailures, ...bodyFailures, 404, 409], { ...configInvalid, ...noSuchIntegration }),
+        },
       },
     },
     async (request) => {
@@ -141,7 +159,20 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
 
   app.get<{ Params: { id: string } }>(
     '/api/v1/integrations/:id',
-    { config: { scope: 'integrations.read' }, schema: { tags, security, summary: 'One integration.', params } },
+    {
+      config: { scope: 'integrations.read' },
+      schema: {
+        tags,
+        security,
+        operationId: 'getIntegration',
+        summary: 'One integration.',
+        params,
+        response: {
+          200: reply('IntegrationReply', 'The integration.'),
+          ...failures([...tenantFailures, 404], noSuchIntegration),
+        },
+      },
+    },
     async (request) => {
       const stored = await findIntegration(db, caller(request).tenantId, request.params.id);
       if (!stored) throw notFound(request.params.id);
@@ -156,8 +187,10 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
       schema: {
         tags,
         security,
+        operationId: 'listIntegrations',
         summary: "This tenant's integrations.",
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: { 200: reply('IntegrationListReply', 'A page of integrations.'), ...failures(tenantFailures) },
       },
     },
     async (request) => {
@@ -171,7 +204,20 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
 
   app.delete<{ Params: { id: string } }>(
     '/api/v1/integrations/:id',
-    { config: { scope: 'integrations.write' }, schema: { tags, security, summary: 'Delete an integration.', params } },
+    {
+      config: { scope: 'integrations.write' },
+      schema: {
+        tags,
+        security,
+        operationId: 'deleteIntegration',
+        summary: 'Delete an integration.',
+        params,
+        response: {
+          200: reply('DeletedIntegrationReply', 'Deleted.'),
+          ...failures([...tenantFailures, 404], noSuchIntegration),
+        },
+      },
+    },
     async (request) => {
       const { tenantId } = caller(request);
       const deleted = await deleteIntegration(db, tenantId, request.params.id);

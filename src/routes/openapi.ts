@@ -1,0 +1,390 @@
+import type { FastifyInstance } from 'fastify';
+import type { ConnectorRegistry } from '../connectors/registry.ts';
+import { errorCatalogue } from '../errors.ts';
+import { entityStatuses } from '../storage/entities.ts';
+import { tenantTypes } from '../storage/tenants.ts';
+import { connectorSchemas } from './openapi-connectors.ts';
+import { ref } from './schemas.ts';
+
+/**
+ * The shapes the API answers with, each registered once with `app.addSchema` under its `$id`: the routes' response
+ * schemas `$ref` them, Fastify serializes the replies with them (a field missing here would be dropped from a reply),
+ * and @fastify/swagger lists them under `components.schemas` by that `$id`.
+ */
+
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const maybeTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+const succeeded = { type: 'boolean', enum: [true] } as const;
+
+/** `{success: true, data}` around the shared schema `data`. */
+function envelope(id: string, data: object, description: string) {
+  return {
+    $id: id,
+    description,
+    type: 'object',
+    required: ['success', 'data'],
+    additionalProperties: false,
+    properties: { success: succeeded, data },
+  };
+}
+
+/** A page of a list: `data` and `pagination.next_cursor`. */
+function listEnvelope(id: string, item: string, description: string) {
+  return {
+    $id: id,
+    description,
+    type: 'object',
+    required: ['success', 'data', 'pagination'],
+    additionalProperties: false,
+    properties: { success: succeeded, data: { type: 'array', items: ref(item) }, pagination: ref('Pagination') },
+  };
+}
+
+const errorSchema = {
+  $id: 'Error',
+  description: 'Every failure (a non-2xx status): a catalogue code, one human sentence, code-specific details.',
+  type: 'object',
+  required: ['success', 'error', 'request_id'],
+  additionalProperties: false,
+  properties: {
+    success: { type: 'boolean', enum: [false] },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      additionalProperties: false,
+      properties: {
+        code: { type: 'string', enum: Object.keys(errorCatalogue) },
+        message: { type: 'string' },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          description:
+            'Code-specific. A validation failure lists every problem: `issues: [{path, message}]` (at most 100, then `truncated: true`).',
+        },
+      },
+    },
+    errors: { type: 'array', items: {}, description: 'The upstream GraphQL `errors` (`graphql_errors` only).' },
+    request_id: { type: 'string', description: 'Equals the X-Request-Id header.' },
+  },
+  examples: [
+    {
+      success: false,
+      error: {
+        code: 'validation_failed',
+        message: 'config.base_url: must match pattern "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$"',
+        details: { issues: [{ path: 'config.base_url', message: 'must match pattern "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$"' }] },
+      },
+      request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
+    },
+  ],
+};
+
+const pagination = {
+  $id: 'Pagination',
+  type: 'object',
+  required: ['next_cursor'],
+  additionalProperties: false,
+  properties: { next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last.' } },
+};
+
+const apiKeyProperties = {
+  id: { type: 'string', examples: ['key_01jd8x2m4q7v9c3b5n6p8r0t2w'] },
+  tenant_id: { type: 'string' },
+  name: { type: 'string' },
+  prefix: { type: 'string', description: '`ix_live_`, `ix_test_`, or a legacy `ix_prod_`/`ix_dev_`.' },
+  start: { type: 'string', description: 'The first 12 characters of the key.' },
+  last4: { type: 'string' },
+  scopes: { type: 'array', items: { type: 'string' } },
+  expires_at: maybeTimestamp,
+  rate_limit_per_minute: { type: 'integer' },
+  legacy: { type: 'boolean' },
+  created_at: timestamp,
+  revoked_at: maybeTimestamp,
+  rotated_to: { type: ['string', 'null'], description: 'The id of the key this one was rotated to.' },
+  usage: {
+    type: 'object',
+    required: ['last_used_at', 'last_used_ip', 'request_count'],
+    additionalProperties: false,
+    properties: { last_used_at: maybeTimestamp, last_used_ip: { type: ['string', 'null'] }, request_count: { type: 'integer' } },
+  },
+} as const;
+
+const apiKeyExample = {
+  id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
+  tenant_id: 'acme',
+  name: 'crm sync',
+  prefix: 'ix_live_',
+  start: 'ix_live_Ab3d',
+  last4: 'x9Zq',
+  scopes: ['integrations.execute'],
+  expires_at: null,
+  rate_limit_per_minute: 600,
+  legacy: false,
+  created_at: '2026-11-21T09:30:00.000Z',
+  revoked_at: null,
+  rotated_to: null,
+  usage: { last_used_at: null, last_used_ip: null, request_count: 0 },
+};
+
+const apiKey = {
+  $id: 'ApiKey',
+  description: 'An API key; never its secret.',
+  type: 'object',
+  required: Object.keys(apiKeyProperties),
+  additionalProperties: false,
+  properties: apiKeyProperties,
+  examples: [apiKeyExample],
+};
+
+const newApiKey = {
+  $id: 'NewApiKey',
+  description: 'A key just created or rotated, with its secret: the only time `key` is shown.',
+  type: 'object',
+  required: [...Object.keys(apiKeyProperties), 'key'],
+  additionalProperties: false,
+  properties: { ...apiKeyProperties, key: { type: 'string', description: 'The key itself; send it as X-API-Key.' } },
+  examples: [{ ...apiKeyExample, key: 'ix_live_4fQ8pZk2LmN7xR1vB9cT3wY6hJ0sD5gE2aK8uq1Xy' }],
+};
+
+const usageDay = {
+  $id: 'ApiKeyUsageDay',
+  type: 'object',
+  required: ['date', 'requests', 'errors'],
+  additionalProperties: false,
+  properties: {
+    date: { type: 'string', format: 'date' },
+    requests: { type: 'integer' },
+    errors: { type: 'integer', description: 'Authenticated requests answered with a non-2xx status.' },
+  },
+  examples: [{ date: '2026-11-21', requests: 12, errors: 1 }],
+};
+
+const me = {
+  $id: 'Me',
+  type: 'object',
+  required: ['key', 'tenant'],
+  additionalProperties: false,
+  properties: {
+    key: ref('ApiKey'),
+    tenant: {
+      type: 'object',
+      required: ['id', 'name', 'type'],
+      additionalProperties: false,
+      properties: { id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: tenantTypes } },
+    },
+  },
+};
+
+const entity = {
+  $id: 'Entity',
+  description: 'An entity: always exactly these three fields.',
+  type: 'object',
+  required: ['entity_id', 'name', 'status'],
+  additionalProperties: false,
+  properties: { entity_id: { type: 'string' }, name: { type: 'string' }, status: { type: 'string', enum: entityStatuses } },
+  examples: [{ entity_id: 'cust-1', name: 'First customer', status: 'active' }],
+};
+
+const deletedEntity = {
+  $id: 'DeletedEntity',
+  type: 'object',
+  required: ['entity_id', 'deleted'],
+  additionalProperties: false,
+  properties: { entity_id: { type: 'string' }, deleted: succeeded },
+};
+
+const deletedIntegration = {
+  $id: 'DeletedIntegration',
+  type: 'object',
+  required: ['id', 'deleted'],
+  additionalProperties: false,
+  properties: { id: { type: 'string' }, deleted: succeeded },
+};
+
+const execution = {
+  $id: 'Execution',
+  description: 'One execute call as the log keeps it; request and response bodies are never stored.',
+  type: 'object',
+  required: [
+    'id',
+    'integration_id',
+    'connector',
+    'operation',
+    'status',
+    'http_status',
+    'error_code',
+    'error_message',
+    'message_count',
+    'duration_ms',
+    'api_key_id',
+    'request_id',
+    'started_at',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    integration_id: { type: 'string' },
+    connector: { type: 'string' },
+    operation: { type: 'string' },
+    status: { type: 'string', enum: ['succeeded', 'failed'] },
+    http_status: { type: 'integer', description: 'The status the caller got.' },
+    error_code: { type: ['string', 'null'] },
+    error_message: { type: ['string', 'null'], description: 'The message the caller got, secrets redacted.' },
+    message_count: { type: 'integer' },
+    duration_ms: { type: 'integer' },
+    api_key_id: { type: 'string' },
+    request_id: { type: 'string' },
+    started_at: timestamp,
+  },
+  examples: [
+    {
+      id: 'exe_01jd8x7k2m9q4v6c8b1n3p5r7t',
+      integration_id: 'countries',
+      connector: 'graphql-1.0.0',
+      operation: 'receive',
+      status: 'succeeded',
+      http_status: 200,
+      error_code: null,
+      error_message: null,
+      message_count: 50,
+      duration_ms: 182,
+      api_key_id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
+      request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
+      started_at: '2026-11-21T09:31:12.345Z',
+    },
+  ],
+};
+
+const executeReply = {
+  $id: 'ExecuteReply',
+  description:
+    'What the operation produced. `data` is the connector’s: send `{message_count, data, response}` (GraphQL) or the ' +
+    'method’s fields (SOAP); receive `{message_count, data: [records], total_size}`; sync `{message_count, outbound, ' +
+    'inbound}`; batch `{message_count, succeeded, failed, skipped, results}`; test `{message, details}`.',
+  type: 'object',
+  required: ['success', 'data'],
+  additionalProperties: false,
+  properties: {
+    success: succeeded,
+    data: { type: 'object', additionalProperties: true },
+    errors: { type: 'array', items: {}, description: 'GraphQL errors that came with partial data.' },
+  },
+  examples: [
+    {
+      success: true,
+      data: {
+        message_count: 2,
+        data: [
+          { id: '1', name: 'Ann' },
+          { id: '2', name: 'Bob' },
+        ],
+        total_size: 2,
+      },
+    },
+    {
+      success: true,
+      data: {
+        message_count: 1,
+        succeeded: 1,
+        failed: 1,
+        skipped: 0,
+        results: [
+          { index: 0, operation: 'send', success: true, data: { AddResult: 5 } },
+          { index: 1, operation: 'send', success: false, error: { code: 'soap_fault', message: 'Division by zero.' } },
+        ],
+      },
+    },
+  ],
+};
+
+const health = {
+  $id: 'HealthReply',
+  type: 'object',
+  required: ['success', 'data'],
+  additionalProperties: false,
+  properties: {
+    success: succeeded,
+    data: {
+      type: 'object',
+      required: ['status'],
+      additionalProperties: false,
+      properties: { status: { type: 'string', enum: ['ok'] } },
+    },
+  },
+  examples: [{ success: true, data: { status: 'ok' } }],
+};
+
+const readiness = {
+  $id: 'ReadinessReply',
+  description: 'A probe, not an API call: the same shape whether storage answers (200) or not (503).',
+  type: 'object',
+  required: ['success', 'data'],
+  additionalProperties: false,
+  properties: {
+    success: { type: 'boolean' },
+    data: {
+      type: 'object',
+      required: ['status', 'storage'],
+      additionalProperties: false,
+      properties: {
+        status: { type: 'string', enum: ['ready', 'unavailable'] },
+        storage: { type: 'string', description: 'The storage kind, `sqlite` or `postgres`.' },
+      },
+    },
+  },
+  examples: [{ success: true, data: { status: 'ready', storage: 'sqlite' } }],
+};
+
+/** Every shared schema, the connectors' included: what `registerSharedSchemas` adds, in the document's order. */
+export function sharedSchemas(registry: ConnectorRegistry): object[] {
+  const connectors = connectorSchemas(registry);
+  return [
+    errorSchema,
+    pagination,
+    apiKey,
+    newApiKey,
+    usageDay,
+    me,
+    entity,
+    deletedEntity,
+    ...connectors.integrations,
+    deletedIntegration,
+    execution,
+    ...connectors.requests,
+    executeReply,
+    envelope('ApiKeyReply', ref('ApiKey'), 'One API key.'),
+    envelope('NewApiKeyReply', ref('NewApiKey'), 'A new key, with its secret.'),
+    listEnvelope('ApiKeyListReply', 'ApiKey', 'A page of API keys.'),
+    envelope(
+      'ApiKeyUsageReply',
+      { type: 'array', items: ref('ApiKeyUsageDay') },
+      'Requests and errors per UTC day, oldest first.',
+    ),
+    envelope('MeReply', ref('Me'), 'The calling key and its tenant.'),
+    envelope('EntityReply', ref('Entity'), 'One entity.'),
+    listEnvelope('EntityListReply', 'Entity', 'A page of entities.'),
+    envelope('DeletedEntityReply', ref('DeletedEntity'), 'The entity is deleted.'),
+    envelope('IntegrationReply', ref('Integration'), 'One integration.'),
+    listEnvelope('IntegrationListReply', 'Integration', 'A page of integrations.'),
+    envelope('DeletedIntegrationReply', ref('DeletedIntegration'), 'The integration is deleted.'),
+    envelope('ExecutionReply', ref('Execution'), 'One execute call.'),
+    listEnvelope('ExecutionListReply', 'Execution', 'A page of execute calls, newest first.'),
+    health,
+    readiness,
+  ];
+}
+
+/** Registers the shared schemas; before the routes, which `$ref` them. */
+export function registerSharedSchemas(app: FastifyInstance, registry: ConnectorRegistry): void {
+  for (const schema of sharedSchemas(registry)) app.addSchema(schema);
+}
+
+/**
+ * @fastify/swagger names a shared schema `def-<n>` unless told otherwise: here it keeps its `$id`, so the document's
+ * `#/components/schemas/ApiKey` is what a generated client calls the type.
+ */
+export const refResolver = {
+  buildLocalReference(json: Record<string, unknown>, _baseUri: unknown, _fragment: string, i: number): string {
+    return typeof json.$id === 'string' ? json.$id : `def-${i}`;
+  },
+};
