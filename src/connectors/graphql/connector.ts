@@ -55,20 +55,37 @@ function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]
   return issues;
 }
 
-function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection<SendFields, ReceiveFields> {
-  const { base_url: baseUrl, token, timeout_seconds: timeoutSeconds } = integration.config;
+interface Endpoint {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** The endpoint and headers of each resolved integration (the execute path keeps one per integration version). */
+const endpoints = new WeakMap<ResolvedIntegration, Endpoint>();
+
+function endpointOf(integration: ResolvedIntegration): Endpoint {
+  let endpoint = endpoints.get(integration);
+  if (endpoint) return endpoint;
+  const { base_url: baseUrl, token } = integration.config;
   if (typeof baseUrl !== 'string' || baseUrl === '') {
     throw new ApiError('integration_misconfigured', 'The integration has no base_url; set config.base_url to run it.', {
       missing: ['config.base_url'],
     });
   }
-  const url = resolveGraphqlUrl(baseUrl);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/graphql-response+json, application/json',
     'accept-encoding': 'gzip',
   };
   if (typeof token === 'string' && token !== '') headers.authorization = `Bearer ${token}`;
+  endpoint = { url: resolveGraphqlUrl(baseUrl), headers };
+  endpoints.set(integration, endpoint);
+  return endpoint;
+}
+
+function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection<SendFields, ReceiveFields> {
+  const { url, headers } = endpointOf(integration);
+  const timeoutSeconds = integration.config.timeout_seconds;
 
   async function post(query: string, variables?: Record<string, unknown>, operationName?: string): Promise<GraphqlAnswer> {
     const body = JSON.stringify({ query, variables: variables ?? {}, ...(operationName && { operationName }) });
