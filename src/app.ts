@@ -131,16 +131,17 @@ async function assemble(
     closing = true;
   });
   // While closing, every answer ends its connection: a keep-alive connection busy when close() began would
-  // otherwise hold the shutdown until its keep-alive timeout (72 s).
-  app.addHook('onSend', async (_request, reply) => {
+  // otherwise hold the shutdown until its keep-alive timeout (72 s). Hooks on every request are synchronous
+  // (callback style): an async hook costs a promise and a turn of the microtask queue per request.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (closing) {
-      reply.header('retry-after', '5');
-      throw new ApiError('service_unavailable', 'This instance is shutting down; retry on another instance.');
-    }
+    if (!closing) return done();
+    reply.header('retry-after', '5');
+    done(new ApiError('service_unavailable', 'This instance is shutting down; retry on another instance.'));
   });
 
   // JSON is the only body type; an empty body is no body. Depth, NUL, lone surrogates and __proto__ tricks are

@@ -125,11 +125,12 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
 
   // A failed authentication is counted before its 401 leaves: the caller's next attempt, on any instance, then
   // already sees it (counted after sending, the 31st attempt could race the 30th's count and get a 401).
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.auth && reply.statusCode === 401) await deps.guard.fail(request.ip);
-    return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.auth || reply.statusCode !== 401) return done(null, payload);
+    deps.guard.fail(request.ip).then(() => done(null, payload), done);
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     if (request.auth) deps.usage.record(request.auth.key.id, request.ip, reply.statusCode);
+    done();
   });
 }

@@ -35,10 +35,8 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
   app.decorateRequest('idempotencyClaim', null);
   app.decorateRequest('reachedUpstream', false);
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.routeOptions.config.idempotent !== true) return;
-    const key = request.headers['idempotency-key'];
-    if (key === undefined) return;
+  /** Claims the key; replays, refuses or lets the handler run. */
+  async function claim(request: FastifyRequest, reply: FastifyReply, key: unknown): Promise<boolean> {
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
       throw new ApiError('validation_failed', 'Idempotency-Key must be 1 to 255 characters.', {
         issues: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 characters' }],
@@ -46,28 +44,62 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
     }
     const { tenantId } = caller(request);
     const id = (request.params as { id?: string }).id ?? '';
-    const claim = await claimIdempotencyKey(db, tenantId, key, requestFingerprint(id, request.body), leaseMs);
-    if (claim.kind === 'mismatch') throw new ApiError('idempotency_key_reused');
-    if (claim.kind === 'in_progress') {
+    const claimed = await claimIdempotencyKey(db, tenantId, key, requestFingerprint(id, request.body), leaseMs);
+    if (claimed.kind === 'mismatch') throw new ApiError('idempotency_key_reused');
+    if (claimed.kind === 'in_progress') {
       throw new ApiError('conflict', 'A request with this Idempotency-Key is still running; retry when it has finished.');
     }
-    if (claim.kind === 'replay') {
+    if (claimed.kind === 'replay') {
       // The first answer, with this request's id (an error body's request_id equals X-Request-Id).
-      const replayed = JSON.parse(claim.response);
+      const replayed = JSON.parse(claimed.response);
       if ('request_id' in replayed) replayed.request_id = request.id;
-      return reply.code(claim.status).header('idempotent-replayed', 'true').send(replayed);
+      reply.code(claimed.status).header('idempotent-replayed', 'true').send(replayed);
+      return false;
     }
     request.idempotencyClaim = { tenantId, key };
-  });
+    return true;
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const claim = request.idempotencyClaim;
-    if (!claim) return payload;
+  /** Keeps the answer, or gives the key back (see above). */
+  async function settle(request: FastifyRequest, status: number, payload: unknown): Promise<void> {
+    const claimed = request.idempotencyClaim;
+    if (!claimed) return;
     request.idempotencyClaim = null;
-    const status = reply.statusCode;
     const giveBack = status >= 400 && status <= 500 && !request.reachedUpstream;
-    if (giveBack) await releaseIdempotencyKey(db, claim.tenantId, claim.key);
-    else await completeIdempotencyKey(db, claim.tenantId, claim.key, status, String(payload));
-    return payload;
+    if (giveBack) await releaseIdempotencyKey(db, claimed.tenantId, claimed.key);
+    else await completeIdempotencyKey(db, claimed.tenantId, claimed.key, status, String(payload));
+  }
+
+  // Hooks only on the routes that declare it, synchronous when the request has no key (the common case).
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent !== true) return;
+    route.preHandler = [
+      ...[route.preHandler ?? []].flat(),
+      (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+        const key = request.headers['idempotency-key'];
+        if (key === undefined) return done();
+        claim(request, reply, key).then(
+          (proceed) => {
+            if (proceed) done();
+          },
+          (error: Error) => done(error),
+        );
+      },
+    ];
+    route.onSend = [
+      ...[route.onSend ?? []].flat(),
+      (
+        request: FastifyRequest,
+        reply: FastifyReply,
+        payload: unknown,
+        done: (error: Error | null, payload?: unknown) => void,
+      ) => {
+        if (!request.idempotencyClaim) return done(null, payload);
+        settle(request, reply.statusCode, payload).then(
+          () => done(null, payload),
+          (error: Error) => done(error),
+        );
+      },
+    ];
   });
 }
