@@ -11,6 +11,9 @@ export const envelopeNamespaces = {
 
 export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
 
+/** The keys an element's object holds beside its child elements: its attributes and its text (API.md section 6). */
+export const valueKeys: ReadonlySet<string> = new Set(['$attributes', '$value']);
+
 export interface EnvelopeInput {
   version: SoapVersion;
   /** The method element's namespace; none leaves the method element unqualified. */
@@ -132,7 +135,7 @@ export class XmlWriter {
   private content(value: Record<string, unknown>, path: string): string {
     let xml = value.$value === undefined || value.$value === null ? '' : this.text(value.$value, `${path}.$value`);
     for (const [key, child] of Object.entries(value)) {
-      if (key !== '$attributes' && key !== '$value') xml += this.element(key, child, `${path}.${key}`);
+      if (!valueKeys.has(key)) xml += this.element(key, child, `${path}.${key}`);
     }
     return xml;
   }
@@ -181,6 +184,7 @@ function checkedName(name: string, path: string, issues: ValidationIssue[], kind
   return undefined;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not null, not an array): an element's content in params. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

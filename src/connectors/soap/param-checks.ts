@@ -1,8 +1,6 @@
 import type { ValidationIssue } from '../../errors.ts';
+import { isPlainObject, valueKeys } from './envelope.ts';
 import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-model.ts';
-
-/** Keys a params object may hold beside its elements: attributes and text, as node-soap takes them. */
-const reservedKeys = new Set(['$attributes', '$value']);
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
@@ -37,7 +35,7 @@ function checkComplex(
   }
   const byName = new Map<string, Particle>(model.particles.map((p) => [p.name, p]));
   for (const [key, item] of Object.entries(value)) {
-    if (reservedKeys.has(key)) {
+    if (valueKeys.has(key)) {
       if (key === '$value' && model.text) checkSimple(model.text, item, `${path}.$value`, issues);
       if (key === '$attributes') checkAttributes(model, item, `${path}.$attributes`, owner, issues);
       continue;
@@ -101,7 +99,7 @@ function checkParticle(particle: Particle, value: unknown, path: string, issues:
 function checkSimple(model: SimpleModel, value: unknown, path: string, issues: ValidationIssue[]): void {
   if (typeof value === 'object' && value !== null) {
     // A simple element may still carry attributes: { $value, $attributes }.
-    if (isPlainObject(value) && Object.keys(value).every((k) => reservedKeys.has(k))) {
+    if (isPlainObject(value) && Object.keys(value).every((k) => valueKeys.has(k))) {
       if (value.$value !== undefined) checkSimple(model, value.$value, `${path}.$value`, issues);
       return;
     }
@@ -120,10 +118,6 @@ function checkSimple(model: SimpleModel, value: unknown, path: string, issues: V
       message: `must be one of ${shown.join(', ')}${model.enumeration.length > 20 ? `, … (${model.enumeration.length} values)` : ''}`,
     });
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function article(word: string): string {

@@ -1,10 +1,11 @@
+import { isPlainObject, valueKeys } from './envelope.ts';
 import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } from './schema-model.ts';
 
 /**
  * A WSDL-mode result shaped by the output's schema (API.md section 6): an element that may repeat (`maxOccurs > 1`)
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
- * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does not declare) stay as
- * node-soap read them.
+ * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does
+ * not declare) stay as the reader read them (response.ts).
  *
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
  */
@@ -38,7 +39,7 @@ function shapeValue(model: TypeModel, value: unknown): unknown {
   if (model.kind === 'complex') return shapeResult(model, value);
   // A simple type has no attributes of its own (XML Schema 3.14): attributes on it are the instance's own xsi:type
   // (rpc/encoded services put one on every value), so its text is the value.
-  if (isPlainObject(value) && Object.keys(value).every((key) => key === '$attributes' || key === '$value')) {
+  if (isPlainObject(value) && Object.keys(value).every((key) => valueKeys.has(key))) {
     return typedText(model, typeof value.$value === 'string' ? value.$value : '');
   }
   return typeof value === 'string' ? typedText(model, value) : value;
@@ -74,7 +75,7 @@ function typedAttributes(model: ComplexModel, attributes: Record<string, unknown
 function arrayItems(items: TypeModel, value: Record<string, unknown>): unknown[] {
   const list: unknown[] = [];
   for (const [key, item] of Object.entries(value)) {
-    if (key === '$attributes' || key === '$value') continue;
+    if (valueKeys.has(key)) continue;
     for (const one of Array.isArray(item) ? item : [item]) list.push(shapeValue(items, one));
   }
   return list;
@@ -96,8 +97,4 @@ function typedText(model: SimpleModel, text: string): unknown {
     return Number(trimmed);
   }
   return text;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
 import { validationFailed } from '../../errors.ts';
-import { envelopeNamespaces, type SoapVersion, XmlWriter, xsiNamespace } from './envelope.ts';
+import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter, xsiNamespace } from './envelope.ts';
 import { type ComplexModel, type TypeModel, xmlNamespace } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
 
@@ -132,7 +132,7 @@ class SchemaWriter {
   #undeclared(value: Record<string, unknown>, declared: Set<string>, path: string): string {
     let xml = '';
     for (const [key, child] of Object.entries(value)) {
-      if (key !== '$attributes' && key !== '$value' && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
+      if (!valueKeys.has(key) && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
     }
     return xml;
   }
@@ -152,8 +152,4 @@ class SchemaWriter {
     const type = this.#name(xsdNamespace, model.builtin);
     return `<item xsi:type="${type}">${this.raw.text(value, path)}</item>`;
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
