@@ -127,34 +127,33 @@ export class SchemaModel {
   namedType(qname: string | undefined, site: Node, namespace: string | undefined): TypeModel {
     if (!qname) return anyType;
     const { ns, local } = this.#resolve(qname, site, namespace);
+    // An unprefixed name no schema declares: a built-in (schemas often make XSD their default namespace).
+    return this.#declaredType(ns, local) ?? (!qname.includes(':') && builtinNames.has(local) ? simple(local) : anyType);
+  }
+
+  /** The model of the type `ns`/`local` names (a built-in when `ns` is XML Schema's, or when no schema declares it). */
+  typeNamed(ns: string, local: string): TypeModel {
+    return this.#declaredType(ns, local) ?? (builtinNames.has(local) ? simple(local) : anyType);
+  }
+
+  /** A built-in of XML Schema or SOAP encoding, or a type a schema declares; undefined for any other name. */
+  #declaredType(ns: string | undefined, local: string): TypeModel | undefined {
     if (ns !== undefined && xsdNamespaces.has(ns)) return simple(local);
     if (ns === soapEncodingNamespace) return local === 'Array' ? arrayModel(anyType) : simple(local);
     const schema = this.#schema(ns);
     const node = schema?.complexTypes?.[local] ?? schema?.types?.[local];
-    if (node) return this.typeOf(node, ns);
-    // An unprefixed name no schema declares: a built-in (schemas often make XSD their default namespace).
-    if (!qname.includes(':') && builtinNames.has(local)) return simple(local);
-    return anyType;
-  }
-
-  /** The model of the type `ns`/`local` names (a built-in when `ns` is XML Schema's). */
-  typeNamed(ns: string, local: string): TypeModel {
-    if (xsdNamespaces.has(ns)) return simple(local);
-    if (ns === soapEncodingNamespace) return local === 'Array' ? arrayModel(anyType) : simple(local);
-    const node = this.#schema(ns)?.complexTypes?.[local] ?? this.#schema(ns)?.types?.[local];
-    if (node) return this.typeOf(node, ns);
-    return builtinNames.has(local) ? simple(local) : anyType;
+    return node ? this.typeOf(node, ns) : undefined;
   }
 
   /** The global element `ns`/`local` names: its declaration node, or undefined when no schema declares it. */
-  globalElement(ns: string, local: string): Node {
+  globalElement(ns: string | undefined, local: string): Node {
     return this.#schema(ns)?.elements?.[local];
   }
 
-  /** The element a `ref=` or a message part names, and the namespace it is declared in. */
+  /** The element a `ref=` names, and the namespace it is declared in. */
   element(qname: string, site: Node, namespace: string | undefined): { node: Node; ns: string | undefined } | undefined {
     const { ns, local } = this.#resolve(qname, site, namespace);
-    const node = this.#schema(ns)?.elements?.[local];
+    const node = this.globalElement(ns, local);
     return node ? { node, ns } : undefined;
   }
 
