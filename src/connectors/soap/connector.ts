@@ -10,7 +10,7 @@ import {
   defineConnector,
   type ResolvedIntegration,
 } from '../connector.ts';
-import { buildEnvelope, envelopeIssues, requestHeaders } from './envelope.ts';
+import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
@@ -111,9 +111,17 @@ function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
  * must not be served the WSDL of its predecessor.
  */
 function cacheVersion(integration: ResolvedIntegration): string {
-  const config = Object.entries(integration.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${integration.version}:${createHash('sha256').update(JSON.stringify(config)).digest('base64url')}`;
+  let version = cacheVersions.get(integration);
+  if (version === undefined) {
+    const config = Object.entries(integration.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    version = `${integration.version}:${createHash('sha256').update(JSON.stringify(config)).digest('base64url')}`;
+    cacheVersions.set(integration, version);
+  }
+  return version;
 }
+
+/** The cache version of each resolved integration (the execute path keeps one per version), hashed once. */
+const cacheVersions = new WeakMap<ResolvedIntegration, string>();
 
 function connect(
   integration: ResolvedIntegration,
@@ -160,17 +168,7 @@ function connect(
       params: fields.params ?? {},
       soapHeaders: fields.soap_headers,
     });
-    const soapAction = fields.soap_action ?? operation.soapAction;
-    const response = await sendUpstream(settings.http.dispatcher, {
-      url,
-      method: 'POST',
-      headers: { ...settings.http.headers, ...requestHeaders({ version: port.soapVersion, soapAction }) },
-      body: envelope,
-      timeoutMs: settings.http.timeoutMs,
-      maxBodyBytes: settings.http.maxBodyBytes,
-      budget: settings.http.budget,
-    });
-    const result = readSoapResponse(response.status, response.headers, response.body);
+    const result = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope);
     const data = layout.output ? shapeResult(layout.output.model, result) : result;
     return { data: data as Record<string, unknown>, messageCount: 1 };
   }
@@ -185,17 +183,22 @@ function connect(
       soapHeaders: fields.soap_headers,
     });
     const soapAction = soapActionFor({ soapAction: fields.soap_action, namespace, method: fields.method });
+    return { data: await post(settings.endpointUrl, settings.version, soapAction, envelope), messageCount: 1 };
+  }
+
+  /** POSTs an envelope and reads the answer (a fault, an HTTP error or the Body's first element), in either mode. */
+  async function post(url: string, version: SoapVersion, soapAction: string, envelope: string) {
     const response = await sendUpstream(settings.http.dispatcher, {
-      url: settings.endpointUrl,
+      url,
       method: 'POST',
       // The envelope's own headers last: an auth_header named Content-Type or SOAPAction cannot replace them.
-      headers: { ...settings.http.headers, ...requestHeaders({ version: settings.version, soapAction }) },
+      headers: { ...settings.http.headers, ...requestHeaders({ version, soapAction }) },
       body: envelope,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
       budget: settings.http.budget,
     });
-    return { data: readSoapResponse(response.status, response.headers, response.body), messageCount: 1 };
+    return readSoapResponse(response.status, response.headers, response.body);
   }
 
   const call = (fields: CallFields) => (wsdlMode ? callWsdl : callRaw)(fields);
