@@ -1,7 +1,7 @@
 import type { ConnectorDefinition, Operation, PrimitiveOperation } from '../connectors/connector.ts';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
 import { batchSchema, syncSchema, testSchema } from '../execution/request-checks.ts';
-import { ref } from './schemas.ts';
+import { exact, ref } from './schemas.ts';
 
 /**
  * The shapes that depend on the registered connectors, for the OpenAPI document: an integration (its `config`) and an
@@ -262,11 +262,10 @@ function configView(definition: ConnectorDefinition): Schema {
       properties[field] = { type: types.includes('null') ? types : [...types, 'null'] };
     }
   }
-  return { type: 'object', required: Object.keys(properties), additionalProperties: false, properties };
+  return exact(properties);
 }
 
 const timestamp = { type: 'string', format: 'date-time' };
-const integrationFields = ['id', 'name', 'connector', 'config', 'created_at', 'updated_at'];
 
 /** An integration's fields in the order the reply has them (the serializer writes them in this order). */
 function integrationProperties(connector: Schema, config: Schema): Schema {
@@ -278,10 +277,7 @@ function integrationOf(definition: ConnectorDefinition): Schema {
   return {
     $id: connectorComponent('Integration', definition.id),
     description: when(definition),
-    type: 'object',
-    required: integrationFields,
-    additionalProperties: false,
-    properties: integrationProperties({ type: 'string', enum: [definition.id] }, configView(definition)),
+    ...exact(integrationProperties({ type: 'string', enum: [definition.id] }, configView(definition))),
   };
 }
 
@@ -293,12 +289,8 @@ function unlistedIntegration(registry: ConnectorRegistry): Schema {
   return {
     $id: 'UnlistedIntegration',
     description: 'An integration whose connector this instance does not offer: its stored config, secrets left out.',
-    type: 'object',
-    required: integrationFields,
-    additionalProperties: false,
-    properties: integrationProperties(
-      { type: 'string', not: { enum: registry.ids } },
-      { type: 'object', additionalProperties: true },
+    ...exact(
+      integrationProperties({ type: 'string', not: { enum: registry.ids } }, { type: 'object', additionalProperties: true }),
     ),
   };
 }

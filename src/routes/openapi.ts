@@ -4,7 +4,7 @@ import { errorCatalogue } from '../errors.ts';
 import { entityStatuses } from '../storage/entities.ts';
 import { tenantTypes } from '../storage/tenants.ts';
 import { connectorSchemas } from './openapi-connectors.ts';
-import { ref } from './schemas.ts';
+import { exact, ref } from './schemas.ts';
 
 /**
  * The shapes the API answers with, each registered once with `app.addSchema` under its `$id`: the routes' response
@@ -21,10 +21,7 @@ function envelope(id: string, data: object, description: string) {
   return {
     $id: id,
     description,
-    type: 'object',
-    required: ['success', 'data'],
-    additionalProperties: false,
-    properties: { success: succeeded, data },
+    ...exact({ success: succeeded, data }),
   };
 }
 
@@ -33,10 +30,7 @@ function listEnvelope(id: string, item: string, description: string) {
   return {
     $id: id,
     description,
-    type: 'object',
-    required: ['success', 'data', 'pagination'],
-    additionalProperties: false,
-    properties: { success: succeeded, data: { type: 'array', items: ref(item) }, pagination: ref('Pagination') },
+    ...exact({ success: succeeded, data: { type: 'array', items: ref(item) }, pagination: ref('Pagination') }),
   };
 }
 
@@ -81,10 +75,7 @@ const errorSchema = {
 
 const pagination = {
   $id: 'Pagination',
-  type: 'object',
-  required: ['next_cursor'],
-  additionalProperties: false,
-  properties: { next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last.' } },
+  ...exact({ next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last.' } }),
 };
 
 const apiKeyProperties = {
@@ -101,12 +92,7 @@ const apiKeyProperties = {
   created_at: timestamp,
   revoked_at: maybeTimestamp,
   rotated_to: { type: ['string', 'null'], description: 'The id of the key this one was rotated to.' },
-  usage: {
-    type: 'object',
-    required: ['last_used_at', 'last_used_ip', 'request_count'],
-    additionalProperties: false,
-    properties: { last_used_at: maybeTimestamp, last_used_ip: { type: ['string', 'null'] }, request_count: { type: 'integer' } },
-  },
+  usage: exact({ last_used_at: maybeTimestamp, last_used_ip: { type: ['string', 'null'] }, request_count: { type: 'integer' } }),
 } as const;
 
 const apiKeyExample = {
@@ -129,99 +115,56 @@ const apiKeyExample = {
 const apiKey = {
   $id: 'ApiKey',
   description: 'An API key; never its secret.',
-  type: 'object',
-  required: Object.keys(apiKeyProperties),
-  additionalProperties: false,
-  properties: apiKeyProperties,
+  ...exact(apiKeyProperties),
   examples: [apiKeyExample],
 };
 
 const newApiKey = {
   $id: 'NewApiKey',
   description: 'A key just created or rotated, with its secret: the only time `key` is shown.',
-  type: 'object',
-  required: [...Object.keys(apiKeyProperties), 'key'],
-  additionalProperties: false,
-  properties: { ...apiKeyProperties, key: { type: 'string', description: 'The key itself; send it as X-API-Key.' } },
+  ...exact({ ...apiKeyProperties, key: { type: 'string', description: 'The key itself; send it as X-API-Key.' } }),
   examples: [{ ...apiKeyExample, key: 'ix_live_4fQ8pZk2LmN7xR1vB9cT3wY6hJ0sD5gE2aK8uq1Xy' }],
 };
 
 const usageDay = {
   $id: 'ApiKeyUsageDay',
-  type: 'object',
-  required: ['date', 'requests', 'errors'],
-  additionalProperties: false,
-  properties: {
+  ...exact({
     date: { type: 'string', format: 'date' },
     requests: { type: 'integer' },
     errors: { type: 'integer', description: 'Authenticated requests answered with a non-2xx status.' },
-  },
+  }),
   examples: [{ date: '2026-11-21', requests: 12, errors: 1 }],
 };
 
 const me = {
   $id: 'Me',
-  type: 'object',
-  required: ['key', 'tenant'],
-  additionalProperties: false,
-  properties: {
+  ...exact({
     key: ref('ApiKey'),
-    tenant: {
-      type: 'object',
-      required: ['id', 'name', 'type'],
-      additionalProperties: false,
-      properties: { id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: tenantTypes } },
-    },
-  },
+    tenant: exact({ id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: tenantTypes } }),
+  }),
 };
 
 const entity = {
   $id: 'Entity',
   description: 'An entity: always exactly these three fields.',
-  type: 'object',
-  required: ['entity_id', 'name', 'status'],
-  additionalProperties: false,
-  properties: { entity_id: { type: 'string' }, name: { type: 'string' }, status: { type: 'string', enum: entityStatuses } },
+  ...exact({ entity_id: { type: 'string' }, name: { type: 'string' }, status: { type: 'string', enum: entityStatuses } }),
   examples: [{ entity_id: 'cust-1', name: 'First customer', status: 'active' }],
 };
 
 const deletedEntity = {
   $id: 'DeletedEntity',
-  type: 'object',
-  required: ['entity_id', 'deleted'],
-  additionalProperties: false,
-  properties: { entity_id: { type: 'string' }, deleted: succeeded },
+  ...exact({ entity_id: { type: 'string' }, deleted: succeeded }),
 };
 
 const deletedIntegration = {
   $id: 'DeletedIntegration',
-  type: 'object',
-  required: ['id', 'deleted'],
-  additionalProperties: false,
-  properties: { id: { type: 'string' }, deleted: succeeded },
+  ...exact({ id: { type: 'string' }, deleted: succeeded }),
 };
 
 const execution = {
   $id: 'Execution',
   description: 'One execute call as the log keeps it; request and response bodies are never stored.',
-  type: 'object',
-  required: [
-    'id',
-    'integration_id',
-    'connector',
-    'operation',
-    'status',
-    'http_status',
-    'error_code',
-    'error_message',
-    'message_count',
-    'duration_ms',
-    'api_key_id',
-    'request_id',
-    'started_at',
-  ],
-  additionalProperties: false,
-  properties: {
+  ...exact({
     id: { type: 'string' },
     integration_id: { type: 'string' },
     connector: { type: 'string' },
@@ -235,7 +178,7 @@ const execution = {
     api_key_id: { type: 'string' },
     request_id: { type: 'string' },
     started_at: timestamp,
-  },
+  }),
   examples: [
     {
       id: 'exe_01jd8x7k2m9q4v6c8b1n3p5r7t',
@@ -299,39 +242,20 @@ const executeReply = {
 
 const health = {
   $id: 'HealthReply',
-  type: 'object',
-  required: ['success', 'data'],
-  additionalProperties: false,
-  properties: {
-    success: succeeded,
-    data: {
-      type: 'object',
-      required: ['status'],
-      additionalProperties: false,
-      properties: { status: { type: 'string', enum: ['ok'] } },
-    },
-  },
+  ...exact({ success: succeeded, data: exact({ status: { type: 'string', enum: ['ok'] } }) }),
   examples: [{ success: true, data: { status: 'ok' } }],
 };
 
 const readiness = {
   $id: 'ReadinessReply',
   description: 'A probe, not an API call: the same shape whether storage answers (200) or not (503).',
-  type: 'object',
-  required: ['success', 'data'],
-  additionalProperties: false,
-  properties: {
+  ...exact({
     success: { type: 'boolean' },
-    data: {
-      type: 'object',
-      required: ['status', 'storage'],
-      additionalProperties: false,
-      properties: {
-        status: { type: 'string', enum: ['ready', 'unavailable'] },
-        storage: { type: 'string', description: 'The storage kind, `sqlite` or `postgres`.' },
-      },
-    },
-  },
+    data: exact({
+      status: { type: 'string', enum: ['ready', 'unavailable'] },
+      storage: { type: 'string', description: 'The storage kind, `sqlite` or `postgres`.' },
+    }),
+  }),
   examples: [{ success: true, data: { status: 'ready', storage: 'sqlite' } }],
 };
 

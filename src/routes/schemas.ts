@@ -13,6 +13,10 @@ export const idParams = (name: string) => ({ type: 'object', required: [name], p
 
 export const security = [{ ApiKey: [], TenantId: [] }];
 
+/** An object schema with exactly these properties, every one required (a reply that always has all of them). */
+export const exact = <P extends Record<string, unknown>>(properties: P) =>
+  ({ type: 'object', required: Object.keys(properties), additionalProperties: false, properties }) as const;
+
 /** A reference to a shared schema (`app.addSchema`, src/routes/openapi.ts): the document lists it under components.schemas. */
 export const ref = (id: string) => ({ $ref: `${id}#` });
 
