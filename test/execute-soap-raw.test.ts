@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
-import { assertError, issuePaths } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { assertError, issuePaths, assertOk as ok } from './helpers/assertions.ts';
+import { type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { closedPort, tcpUpstream } from './helpers/raw-upstream.ts';
 
@@ -27,13 +26,6 @@ function envelope(version: '1.1' | '1.2', body: string, header?: string): string
 }
 /** How PHP's SoapServer (rpc/encoded) answers: the value with its xsi:type, as raw mode shows it. */
 const typed = (type: string, value: string) => ({ $attributes: { type: `xsd:${type}` }, $value: value });
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
-function ok(res: LightMyRequestResponse): any {
-  assert.equal(res.statusCode, 200, res.body);
-  assert.equal(body(res).success, true);
-  return body(res).data;
-}
 
 describe('execute with the SOAP connector in raw mode', () => {
   let h: Harness;

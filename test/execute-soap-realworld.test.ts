@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { assertError } from './helpers/assertions.ts';
+import { assertError, assertOk as ok } from './helpers/assertions.ts';
 import type { FixtureProcess } from './helpers/fixture-process.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Harness, harness } from './helpers/harness.ts';
 import { type JaxwsSoapServer, jaxwsNamespace, startJaxwsSoapServer } from './helpers/jaxws-soap-server.ts';
 import { spyneNamespace, startSpyneServer, type ZeepAnswer, zeepCalls } from './helpers/spyne-server.ts';
 import { compareXml } from './helpers/xml-compare.ts';
@@ -55,13 +55,6 @@ const placeOrderResult = {
 
 const inputsOf = (overloads: unknown) => (overloads as Array<{ input: string }>).map((o) => o.input);
 const pathsOf = (issues: unknown) => (issues as Array<{ path: string }>).map((i) => i.path);
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
-function ok(res: LightMyRequestResponse): any {
-  assert.equal(res.statusCode, 200, res.body);
-  assert.equal(body(res).success, true);
-  return body(res).data;
-}
 
 /** The issue paths of an invalid_soap_params answer, sorted. */
 function soapParamIssues(res: LightMyRequestResponse): string[] {

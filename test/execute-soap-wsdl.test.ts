@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
-import { assertError, issuePaths, sleep } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { assertError, issuePaths, assertOk as ok, sleep } from './helpers/assertions.ts';
+import { type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { compareXml } from './helpers/xml-compare.ts';
@@ -45,12 +44,6 @@ const put = (s: { h: Harness; auth: Auth }, id: string, config: Record<string, u
 const run = (s: { h: Harness; auth: Auth }, id: string, payload: Record<string, unknown>) =>
   s.h.call(s.auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
-function ok(res: LightMyRequestResponse): any {
-  assert.equal(res.statusCode, 200, res.body);
-  assert.equal(body(res).success, true);
-  return body(res).data;
-}
 const posts = (server: PhpSoapServer): SoapLogEntry[] => server.log().filter((e) => e.method === 'POST');
 const gets = (server: PhpSoapServer): string[] =>
   server

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { assertError } from './helpers/assertions.ts';
-import { body, type Harness } from './helpers/harness.ts';
+import { assertError, assertOk as ok } from './helpers/assertions.ts';
+import type { Harness } from './helpers/harness.ts';
 import { corpusApp, recordingEndpoint, serveDirectory, type ZeepSample, zeepSamples } from './helpers/wsdl-corpus.ts';
 import { clark, compareXml, parseQualified } from './helpers/xml-compare.ts';
 
@@ -14,11 +14,6 @@ import { clark, compareXml, parseQualified } from './helpers/xml-compare.ts';
  */
 
 type Auth = { key: string; tenant: string };
-
-function ok(res: { statusCode: number; body: string }): Record<string, unknown> {
-  assert.equal(res.statusCode, 200, res.body);
-  return body(res as never).data as Record<string, unknown>;
-}
 
 describe('WSDL mode on schema edges: attributes (issue 9)', () => {
   let files: Awaited<ReturnType<typeof serveDirectory>>;

@@ -37,6 +37,14 @@ export function assertError(res: LightMyRequestResponse, status: number, code: s
   return parsed.error;
 }
 
+/** Asserts a 200 success body (`{success: true, data}`) and returns its `data`. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies by shape and assert on the values.
+export function assertOk(res: LightMyRequestResponse): any {
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(body(res).success, true);
+  return body(res).data;
+}
+
 /** Asserts the five RateLimit headers of API.md §2 for a key with `limit` and `remaining` requests left. */
 export function assertRateLimitHeaders(res: LightMyRequestResponse, limit: number, remaining: number): void {
   assert.equal(res.headers['ratelimit-limit'], String(limit));
