@@ -134,7 +134,7 @@ function connect(
   // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
   const model = (): Promise<WsdlModel> =>
     wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
-      const http = new SoapHttp({ ...settings.http, wsdlLoad: { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs } });
+      const http = new SoapHttp(settings.http, { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs });
       try {
         return await (await wsdlModule()).loadWsdlModel(settings.endpointUrl, http);
       } catch (error) {

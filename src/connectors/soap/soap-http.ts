@@ -12,8 +12,6 @@ export interface SoapHttpOptions {
   maxBodyBytes: number;
   /** The execute's budget, spent by every request (WSDL documents included). */
   budget: ExecuteBudget;
-  /** Set when this client loads a WSDL: bounds on all its documents together (API.md section 10). */
-  wsdlLoad?: WsdlLoadLimits;
 }
 
 /** What loading one WSDL may cost, all its imports and includes together. */
@@ -33,50 +31,44 @@ type Callback = (
   body?: string,
 ) => void;
 
-// Set by undici from the request itself; node-soap's values (e.g. `Accept-Encoding: none`) must not override ours.
-const droppedHeaders = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'user-agent']);
-
 /**
- * node-soap's HttpClient contract (`request(url, data, callback, headers)`), served by the
- * egress-checked transport: WSDL fetches, imports and calls all go through the one dispatcher,
- * with the auth header, the timeout and the size cap. Answers declaring a DTD are refused before
- * node-soap's parser sees them. The last answer is kept so faults can be read from the raw XML.
+ * node-soap's HttpClient contract (`request(url, data, callback)`) for loading one WSDL: every document (the WSDL,
+ * its imports and includes) is a GET through the egress-checked transport, with the auth header, the timeout and
+ * the size cap, and all of them together within `limits`. Documents declaring a DTD are refused before node-soap's
+ * parser sees them. WSDL mode's calls do not come here: the connector posts its own envelopes.
  */
 export class SoapHttp {
   readonly #options: SoapHttpOptions;
+  readonly #limits: WsdlLoadLimits;
+  /** The last answer, for reading why a load failed. */
   last: UpstreamResponse | undefined;
-  /** URLs fetched with GET (the WSDL and its imports): tests read this to see the cache work. */
+  /** URLs fetched (the WSDL and its imports): tests read this to see the cache work. */
   readonly fetched: string[] = [];
-  /** The documents those fetches returned (the SOAP version of a binding is read from them). */
+  /** The documents those fetches returned, which wsdl-documents.ts reads. */
   readonly fetchedXml: string[] = [];
   #fetchedBytes = 0;
   /** `performance.now()` by which every document of the WSDL must have arrived. */
   #loadEndsAt: number | undefined;
 
-  constructor(options: SoapHttpOptions) {
+  constructor(options: SoapHttpOptions, limits: WsdlLoadLimits) {
     this.#options = options;
+    this.#limits = limits;
   }
 
-  request(url: string, data: string | null, callback: Callback, extraHeaders?: Record<string, unknown>): void {
-    // The auth header first: node-soap's Content-Type and SOAPAction must win over a clash.
-    const headers: Record<string, string> = { ...this.#options.headers };
-    for (const [name, value] of Object.entries(extraHeaders ?? {})) {
-      if (!droppedHeaders.has(name.toLowerCase()) && value !== undefined) headers[name.toLowerCase()] = String(value);
-    }
-    const isFetch = data === null || data === undefined;
+  request(url: string, data: string | null, callback: Callback): void {
     let bounds: ReturnType<SoapHttp['loadBounds']>;
     try {
-      bounds = isFetch ? this.loadBounds() : { timeoutMs: this.#options.timeoutMs, maxBodyBytes: this.#options.maxBodyBytes };
+      if (data !== null && data !== undefined) throw new Error('SoapHttp only fetches WSDL documents');
+      bounds = this.loadBounds();
     } catch (error) {
       process.nextTick(callback, error);
       return;
     }
-    if (isFetch) this.fetched.push(url);
+    this.fetched.push(url);
     sendUpstream(this.#options.dispatcher, {
       url,
-      method: isFetch ? 'GET' : 'POST',
-      headers,
-      body: data ?? undefined,
+      method: 'GET',
+      headers: this.#options.headers,
       timeoutMs: bounds.timeoutMs,
       maxBodyBytes: bounds.maxBodyBytes,
       budget: this.#options.budget,
@@ -95,20 +87,17 @@ export class SoapHttp {
           callback(error);
           return;
         }
-        if (isFetch) {
-          this.#fetchedBytes += response.body.length;
-          this.fetchedXml.push(text);
-        }
+        this.#fetchedBytes += response.body.length;
+        this.fetchedXml.push(text);
         callback(null, { status: response.status, headers: response.headers, data: text }, text);
       },
-      (error) => callback(isFetch ? this.loadFailure(error, bounds) : error),
+      (error) => callback(this.loadFailure(error, bounds)),
     );
   }
 
   /** The time and bytes the next WSDL document may take; throws once the WSDL has used up its documents or time. */
-  private loadBounds(): { timeoutMs: number; maxBodyBytes: number; boundByLoad?: { time: boolean; bytes: boolean } } {
-    const limits = this.#options.wsdlLoad;
-    if (!limits) return { timeoutMs: this.#options.timeoutMs, maxBodyBytes: this.#options.maxBodyBytes };
+  private loadBounds(): { timeoutMs: number; maxBodyBytes: number; boundByLoad: { time: boolean; bytes: boolean } } {
+    const limits = this.#limits;
     this.#loadEndsAt ??= performance.now() + limits.timeoutMs;
     if (this.fetched.length >= limits.maxDocuments) {
       throw new ApiError(
@@ -129,10 +118,10 @@ export class SoapHttp {
 
   /** A document's failure in the WSDL's terms when the WSDL's own limits, not one request's, were what ran out. */
   private loadFailure(error: unknown, bounds: ReturnType<SoapHttp['loadBounds']>): unknown {
-    const limits = this.#options.wsdlLoad;
-    if (!limits || !(error instanceof ApiError) || error.details?.scope === 'execute') return error;
-    if (error.code === 'upstream_timeout' && bounds.boundByLoad?.time) return wsdlTimeout(limits);
-    if (error.code === 'upstream_response_too_large' && bounds.boundByLoad?.bytes) {
+    const limits = this.#limits;
+    if (!(error instanceof ApiError) || error.details?.scope === 'execute') return error;
+    if (error.code === 'upstream_timeout' && bounds.boundByLoad.time) return wsdlTimeout(limits);
+    if (error.code === 'upstream_response_too_large' && bounds.boundByLoad.bytes) {
       return new ApiError(
         'upstream_invalid_response',
         `The WSDL's documents together are larger than the limit of ${limits.maxBytes} bytes.`,
