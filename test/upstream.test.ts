@@ -134,6 +134,22 @@ describe('sendUpstream: the transport every connector uses', () => {
     assert.deepEqual(JSON.parse(res.body.toString()), { data: { ping: 'sniffed' } });
   });
 
+  test('the magic bytes are told apart even when the first chunk holds only one of them; a one-byte body is itself', async () => {
+    const gzipped = gzipSync(JSON.stringify({ data: { ping: 'split' } }));
+    const split = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      // Separate writes, each its own chunk on the wire (chunked encoding), the second after the first has gone.
+      res.write(gzipped.subarray(0, 1), () => setTimeout(() => res.end(gzipped.subarray(1)), 20));
+    });
+    assert.deepEqual(JSON.parse((await send(split)).body.toString()), { data: { ping: 'split' } });
+    const oneByte = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('\x1f');
+    });
+    assert.deepEqual([...(await send(oneByte)).body], [0x1f]);
+  });
+
   test('corrupt or truncated gzip is upstream_invalid_response', async () => {
     const corrupt = await server((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
