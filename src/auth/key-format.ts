@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { randomString, toBase62 } from '../ids.ts';
 import type { TenantType } from '../storage/tenants.ts';
@@ -49,7 +49,7 @@ export function isLegacyKey(key: string): boolean {
 
 /** SHA-256 of the whole key: keys carry 238 bits of entropy, so a fast hash is right. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** The parts of a key that may be shown after creation. */

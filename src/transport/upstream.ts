@@ -56,6 +56,22 @@ function checkHeaderValues(headers: Record<string, string>): void {
   }
 }
 
+/** Headers already checked and given `accept-encoding: gzip`, per frozen header set (a connector's per integration). */
+const preparedHeaders = new WeakMap<Readonly<Record<string, string>>, Record<string, string>>();
+
+/**
+ * The headers to send: checked (checkHeaderValues) and with gzip asked for (withGzip). A frozen set cannot change
+ * after it was checked, so it is prepared once; any other set on every request.
+ */
+function sendableHeaders(headers: Record<string, string>): Record<string, string> {
+  const prepared = preparedHeaders.get(headers);
+  if (prepared) return prepared;
+  checkHeaderValues(headers);
+  const sendable = withGzip(headers);
+  if (Object.isFrozen(headers)) preparedHeaders.set(headers, sendable);
+  return sendable;
+}
+
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -84,7 +100,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
     throw new ApiError('integration_misconfigured', 'The upstream URL is not a valid http or https URL.');
   }
   const host = url.hostname;
-  checkHeaderValues(upstream.headers);
+  const headers = sendableHeaders(upstream.headers);
   // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics).
   url.username = '';
   url.password = '';
@@ -103,7 +119,7 @@ export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamReq
     const response = await request(url, {
       dispatcher,
       method: upstream.method,
-      headers: withGzip(upstream.headers),
+      headers,
       body: upstream.body,
       signal: deadline.signal,
       headersTimeout: timeoutMs,

@@ -57,7 +57,7 @@ function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]
 
 interface Endpoint {
   url: string;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
 }
 
 /** The endpoint and headers of each resolved integration (the execute path keeps one per integration version). */
@@ -78,7 +78,8 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
     'accept-encoding': 'gzip',
   };
   if (typeof token === 'string' && token !== '') headers.authorization = `Bearer ${token}`;
-  endpoint = { url: resolveGraphqlUrl(baseUrl), headers };
+  // Frozen: the transport then checks and prepares them once, not on every request.
+  endpoint = { url: resolveGraphqlUrl(baseUrl), headers: Object.freeze(headers) };
   endpoints.set(integration, endpoint);
   return endpoint;
 }
