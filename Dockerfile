@@ -28,4 +28,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
 
 # Exec form: node is PID 1 and receives SIGTERM itself; the server handles it (in-flight requests
 # finish, usage counts are flushed) and exits 0.
-CMD ["node", "bin/interchange.ts", "serve"]
+CMD ["node", "bin/interchange.js", "serve"]

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface Child {
   process: ChildProcess;
@@ -25,10 +26,19 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/**
+ * The compile cache bin/interchange.js uses, given to every child: the TypeScript servers of the bench then run, as
+ * the service does, without the type stripper in memory (once the cache holds them).
+ */
+const compileCache = join(import.meta.dirname, '../node_modules/.cache/interchange');
+
 /** Runs `node script …args` with the Node that runs the bench and `env`, its output captured. */
 export function spawnNode(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Child {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !serviceVariable.test(name)));
-  const child = spawn(process.execPath, [script, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { NODE_COMPILE_CACHE: compileCache, ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { ValidationIssue } from '../errors.ts';
@@ -16,8 +16,22 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 export const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv('array');
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema);
+/**
+ * Each route's validators are compiled when the route is first called, not at start: compiling all of them (about
+ * 10 MiB of generated code and Ajv's state) cost every instance memory for routes it may never serve. Fastify reads
+ * a failed validation's `errors` from the function it was given, so they are copied over from the compiled one.
+ */
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown): boolean => {
+    compiled ??= (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema);
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null as ValidateFunction['errors'];
+  return validate;
+};
 
 /** One issue per Ajv error, with a dotted path a caller can find in what it sent (`config.base_url`). */
 export function toIssues(errors: readonly ErrorObject[]): ValidationIssue[] {

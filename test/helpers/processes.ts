@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The CLI entry point, run by the same Node that runs the tests. */
-export const bin = resolve(import.meta.dirname, '../../bin/interchange.ts');
+export const bin = resolve(import.meta.dirname, '../../bin/interchange.js');
 
 export type Env = Record<string, string>;
 
