@@ -3,7 +3,9 @@
  * (bench/load.ts) in another, one target at a time: the GraphQL upstream called directly; a bare Fastify + undici
  * passthrough (bench/servers/passthrough.ts), the floor any Node gateway pays; Interchange's `execute receive` on
  * SQLite and, when scripts/test-services.sh's PostgreSQL answers, on PostgreSQL. Ratios are against the passthrough,
- * which does the same HTTP and JSON work without auth, storage or checks. Also Interchange's idle RSS, the time
+ * which does the same HTTP and JSON work without auth, storage or checks. Between them, the passthrough's handler
+ * behind Interchange's per-request steps (request id, key, rate limit, scope, metrics, usage): what an execute costs
+ * at least on this stack, before it does anything of its own. Also Interchange's idle RSS, the time
  * from spawning `interchange serve` to its first 200 on /healthz, and a CLI command's wall time. The report is
  * printed and written to bench/RESULTS.md.
  */
@@ -62,13 +64,18 @@ async function load(target: Target): Promise<Row> {
   return { name: target.name, ...result, peakRssMiB: rssMiB(target.pid, 'VmHWM') };
 }
 
-type Started = { url: string; headers?: Record<string, string> };
+type Started = { url: string; headers?: Record<string, string>; pipelineUrl?: string };
 
 /** Starts a server script, remembered in `children` so that the caller stops it whatever happens. */
 async function server(children: Child[], name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const { child, info } = await startServer<Started>(script(name), args, env);
   children.push(child);
-  return { pid: child.pid, url: info.url, headers: { 'content-type': 'application/json', ...info.headers } };
+  return {
+    pid: child.pid,
+    url: info.url,
+    pipelineUrl: info.pipelineUrl,
+    headers: { 'content-type': 'application/json', ...info.headers },
+  };
 }
 
 /** A fresh database on the PostgreSQL of scripts/test-services.sh, or why there is none. */
@@ -156,7 +163,7 @@ function report(m: Measured): string {
     '',
     `${machine}; Node ${process.version}; ${new Date().toISOString()}.`,
     '',
-    `Written by \`npm run bench\` (bench/execute-path.ts). Each server runs in a process of its own and the load generator (bench/load.ts) in another; one target at a time, ${connections} keep-alive connections with one request in flight each, ${seconds} s measured after ${warmupSeconds} s of warm-up. The upstream is \`node:http\` answering 10 users \`{id, name, email}\` to the query \`${query}\`. Interchange runs \`execute receive\` with a cached key.`,
+    `Written by \`npm run bench\` (bench/execute-path.ts). Each server runs in a process of its own and the load generator (bench/load.ts) in another; one target at a time, ${connections} keep-alive connections with one request in flight each, ${seconds} s measured after ${warmupSeconds} s of warm-up. The upstream is \`node:http\` answering 10 users \`{id, name, email}\` to the query \`${query}\`. Interchange runs \`execute receive\` with a cached key. The pipeline row is that Interchange process answering the passthrough's request with the passthrough's handler, behind every per-request step Interchange takes before an execute (request id, API key, rate limit, scope, metrics, usage): the least an execute through this stack costs.`,
     '',
     ...table(m.rows),
     '',
@@ -183,6 +190,12 @@ async function measure(dir: string, children: Child[], pg: { url: string } | und
   const targets: Target[] = [
     { name: 'upstream called directly', ...upstream, body: JSON.stringify({ query, variables: {} }) },
     { name: 'passthrough (Fastify + undici)', ...passthrough, body: JSON.stringify({ query }) },
+    {
+      name: 'Interchange request pipeline + passthrough handler, SQLite',
+      ...sqlite,
+      url: sqlite.pipelineUrl ?? '',
+      body: JSON.stringify({ query }),
+    },
     { name: 'Interchange execute receive, SQLite', ...sqlite, body: execute },
   ];
   if (pg) {

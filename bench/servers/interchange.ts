@@ -4,9 +4,14 @@
  * DATABASE_URL defaults to a SQLite file in a temp folder (removed on exit); IX_MASTER_KEY to a random one, which
  * PostgreSQL requires. Creates tenant `bench`, a `*` key at the highest rate limit a key may have (a bench must not
  * measure the limiter's 429s) and the GraphQL integration `g` on UPSTREAM_URL, then listens on a free port of
- * 127.0.0.1 and prints {"url": "…/api/v1/integrations/g/execute", "headers": {…}}. SIGTERM closes it.
+ * 127.0.0.1 and prints {"url": "…/api/v1/integrations/g/execute", "headers": {…}, "pipelineUrl": "…"}. SIGTERM closes it.
+ *
+ * `pipelineUrl` is a route added here for the bench only: the passthrough's handler (bench/servers/passthrough.ts)
+ * behind every per-request step Interchange has before an execute starts (request id, API key, rate limit, scope,
+ * metrics, usage), which is the least an execute through this stack can cost.
  */
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'undici';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +34,21 @@ const config = loadConfig({
 const storage = openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
 const app = await build(config, { storage });
 
+// Before anything makes the app ready (inject below): Fastify takes no routes after that.
+const dispatcher = new Agent();
+app.post<{ Body: { query: string } }>('/bench/pipeline', { config: { scope: 'integrations.execute' } }, async (req, reply) => {
+  const answer = await request(upstreamUrl, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query: req.body.query, variables: {} }),
+  });
+  const parsed = (await answer.body.json()) as { data?: { users?: unknown[] } };
+  const records = parsed.data?.users;
+  if (answer.statusCode !== 200 || !Array.isArray(records)) return reply.code(502).send({ success: false });
+  return { success: true, data: { message_count: records.length, data: records, total_size: records.length } };
+});
+
 const tenant = await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
 if (!tenant) throw new Error('tenant bench exists already: DATABASE_URL must name an empty database');
 const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, maxRateLimitPerMinute);
@@ -45,9 +65,10 @@ const origin = await app.listen({ host: '127.0.0.1', port: 0 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, async () => {
     await app.close();
+    await dispatcher.close();
     await storage.close();
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     process.exit(0);
   });
 }
-console.log(JSON.stringify({ url: `${origin}/api/v1/integrations/g/execute`, headers }));
+console.log(JSON.stringify({ url: `${origin}/api/v1/integrations/g/execute`, headers, pipelineUrl: `${origin}/bench/pipeline` }));
