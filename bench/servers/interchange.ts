@@ -11,10 +11,10 @@
  * metrics, usage), which is the least an execute through this stack can cost.
  */
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'undici';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { build } from '../../src/app.ts';
 import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
 import { loadConfig } from '../../src/config.ts';
