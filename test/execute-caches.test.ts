@@ -70,6 +70,7 @@ test('the executions log is written behind: in batches, flushed by reads and on 
       http_status: 502,
       error_code: 'upstream_http_error',
       error_message: message,
+      error_details: { upstream_status: 500 },
       message_count: 0,
       duration_ms: 1,
       api_key_id: 'key_x',

@@ -430,6 +430,9 @@ describe('secrets never echoed: an upstream that repeats the credential it was s
     const soapError = assertError(soapRes, 502, 'upstream_http_error');
     assert.equal(soapError.details?.body_excerpt, 'maintenance, your header was [REDACTED]');
     assertRedacted(soapRes, authValue);
+    // The executions log keeps the details the caller got, redacted as they were.
+    assert.deepEqual((await recorded(h, acme, res)).error_details, error.details);
+    assert.deepEqual((await recorded(h, acme, soapRes)).error_details, soapError.details);
   });
 
   test('(a) a body_excerpt cut inside the secret shows no part of it', async () => {
@@ -465,6 +468,8 @@ describe('secrets never echoed: an upstream that repeats the credential it was s
     assertRedacted(res, authValue);
     const execution = await recorded(h, acme, res);
     assert.equal(execution.error_message, 'bad credential [REDACTED]');
+    assert.deepEqual(execution.error_details, error.details);
+    assert.ok(!JSON.stringify(execution).includes(authValue));
   });
 
   test('(d) a successful answer echoing the secret in values and keys', async () => {

@@ -15,6 +15,7 @@ const executionKeys = [
   'connector',
   'duration_ms',
   'error_code',
+  'error_details',
   'error_message',
   'http_status',
   'id',
@@ -132,6 +133,7 @@ describe('the executions log', () => {
       http_status: 200,
       error_code: null,
       error_message: null,
+      error_details: null,
       message_count: 25,
       api_key_id: runnerKeyId,
       request_id: calls[0].requestId,
@@ -320,6 +322,10 @@ describe('the executions log under quick successive calls', () => {
     assert.equal(newest.request_id, first.headers['x-request-id']);
     assert.equal(newest.error_code, 'upstream_unreachable');
     assert.equal(newest.http_status, 502);
+    // The record states what the caller got: the code, the message and the details.
+    const one = body(await h.call(auth, { method: 'GET', url: `/api/v1/executions/${newest.id}` })).data;
+    assert.equal(one.error_message, body(first).error.message);
+    assert.deepEqual(one.error_details, { cause: 'refused' });
   });
 
   test('a call that hits a bug answers 500 internal_error and is recorded all the same', async () => {
@@ -340,6 +346,7 @@ describe('the executions log under quick successive calls', () => {
       http_status: 500,
       error_code: 'internal_error',
       error_message: body(res).error.message,
+      error_details: null,
       message_count: 0,
       request_id: res.headers['x-request-id'],
     });

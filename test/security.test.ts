@@ -47,6 +47,7 @@ const executionId = async (h: Harness) => {
         http_status: 200,
         error_code: null,
         error_message: null,
+        error_details: null,
         message_count: 0,
         duration_ms: 1,
         api_key_id: 'key_x',

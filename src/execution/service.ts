@@ -42,6 +42,7 @@ interface Outcome {
   messageCount: number;
   errorCode: string | null;
   errorMessage: string | null;
+  errorDetails: Record<string, unknown> | null;
 }
 
 function successBody(result: ConnectorResult) {
@@ -65,7 +66,14 @@ function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[])
   }
   const body = errorBody(error.code, error.message, call.requestId, error.details, error.upstreamErrors);
   const { value, text } = redactReply(body, secrets);
-  return { status: error.status, text, messageCount: 0, errorCode: error.code, errorMessage: value.error.message };
+  return {
+    status: error.status,
+    text,
+    messageCount: 0,
+    errorCode: error.code,
+    errorMessage: value.error.message,
+    errorDetails: value.error.details ?? null,
+  };
 }
 
 /**
@@ -143,7 +151,7 @@ export class ExecutionService {
       const result = await runExecute(definition, connection, call.operation, call.fields, budget);
       // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
       const { text } = redactReply(successBody(result), secrets);
-      outcome = { status: 200, text, messageCount: result.messageCount, errorCode: null, errorMessage: null };
+      outcome = { status: 200, text, messageCount: result.messageCount, errorCode: null, errorMessage: null, errorDetails: null };
     } catch (thrown) {
       outcome = failure(call, thrown, secrets);
     }
@@ -158,6 +166,7 @@ export class ExecutionService {
       http_status: outcome.status,
       error_code: outcome.errorCode,
       error_message: outcome.errorMessage,
+      error_details: outcome.errorDetails,
       message_count: outcome.messageCount,
       duration_ms: Math.round(totalMs),
       api_key_id: call.keyId,

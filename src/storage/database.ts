@@ -7,6 +7,7 @@ import { ConfigError, sqlitePath } from '../config.ts';
 import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
 import * as executionMessages from './migrations/003_execution_messages.ts';
+import * as executionDetails from './migrations/004_execution_details.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '001_foundation': foundation,
   '002_integrations': integrations,
   '003_execution_messages': executionMessages,
+  '004_execution_details': executionDetails,
 };
 
 const requireModule = createRequire(import.meta.url);

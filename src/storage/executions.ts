@@ -5,7 +5,11 @@ import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { ExecutionsTable } from './schema.ts';
 
 /** One execute call as the log shows it; request and response bodies are never stored. */
-export type Execution = Omit<ExecutionsTable, 'tenant_id' | 'status'> & { status: 'succeeded' | 'failed' };
+export type Execution = Omit<ExecutionsTable, 'tenant_id' | 'status' | 'error_details'> & {
+  status: 'succeeded' | 'failed';
+  /** A failure's `details` as the caller got them; null for a success or a failure without details. */
+  error_details: Record<string, unknown> | null;
+};
 
 const base36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastExecutionId = '';
@@ -42,13 +46,14 @@ function fromRow(row: Selectable<ExecutionsTable>): Execution {
     http_status: Number(rest.http_status),
     message_count: Number(rest.message_count),
     duration_ms: Number(rest.duration_ms),
+    error_details: rest.error_details === null ? null : (JSON.parse(rest.error_details) as Record<string, unknown>),
   };
 }
 
 /**
  * Records executes, in one statement. `error_message` can carry upstream text (a GraphQL error, a fault string), which
  * may hold a NUL that PostgreSQL's text refuses: it is stored as U+FFFD, the same on both databases, so the call is
- * recorded.
+ * recorded. `error_details` is stored as JSON text (where a NUL is the escape `\u0000`, which both keep).
  */
 export async function insertExecutions(db: Db, rows: ReadonlyArray<{ tenantId: string; execution: Execution }>): Promise<void> {
   if (rows.length === 0) return;
@@ -59,6 +64,7 @@ export async function insertExecutions(db: Db, rows: ReadonlyArray<{ tenantId: s
         tenant_id: tenantId,
         ...execution,
         error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
+        error_details: execution.error_details === null ? null : JSON.stringify(execution.error_details),
       })),
     )
     .execute();

@@ -66,6 +66,8 @@ export interface ExecutionsTable {
   error_code: string | null;
   /** The message the caller got, secrets redacted; null for a success. */
   error_message: string | null;
+  /** A failure's `details` as the caller got them (JSON text, secrets redacted); null for a success or none. */
+  error_details: string | null;
   message_count: number;
   duration_ms: number;
   api_key_id: string;
