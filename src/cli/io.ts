@@ -11,7 +11,56 @@ export const processIo: CliIo = {
   env: process.env,
 };
 
-/** A mistake in how the command was called: exit code 2. */
+/** A mistake in how the command was called: exit code 2. `usage` is printed after the message in plain-text mode. */
 export class UsageError extends Error {
   override name = 'UsageError';
+  readonly usage: string | undefined;
+
+  constructor(message: string, usage?: string) {
+    super(message);
+    this.usage = usage;
+  }
+}
+
+/** The `--json` option, the same on every command. */
+export const jsonOption = { type: 'boolean', default: false } as const;
+
+/** True when `--help` or `-h` comes before any `--`. */
+export function wantsHelp(args: readonly string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false;
+    if (arg === '--help' || arg === '-h') return true;
+  }
+  return false;
+}
+
+/**
+ * Answers `<group> --help` with the group's usage and `<group> <action> --help` with the action's; true when it printed.
+ * An unknown action is left to the command, which refuses it.
+ */
+export function answerHelp(args: readonly string[], io: CliIo, groupUsage: string, actions: Record<string, string>): boolean {
+  const [action, ...rest] = args;
+  if (action === '--help' || action === '-h') io.out(groupUsage);
+  else if (action !== undefined && Object.hasOwn(actions, action) && wantsHelp(rest)) io.out(actions[action]);
+  else return false;
+  return true;
+}
+
+/** A group's usage: its actions' first lines under one heading. */
+export function groupUsage(group: string, actions: Record<string, string>): string {
+  const lines = Object.values(actions).map((text) => `  ${text.split('\n')[0].replace(/^usage: /, '')}`);
+  return `usage: interchange ${group} <${Object.keys(actions).join('|')}> [options]\n\n${lines.join('\n')}\n\n${helpFooter}`;
+}
+
+export const helpFooter = 'Every command takes --json and --help. Exit 0 ok, 1 runtime error, 2 usage or configuration error.';
+
+// Stored names come from API callers: a control character (a terminal escape) is shown as `?`, never sent as is.
+const control = /\p{Cc}/gu;
+
+/** Rows under a header row, each column padded to its widest cell, two spaces apart. */
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  // An empty cell is shown as `-`, like every absent value: a script splitting rows on blanks keeps its columns.
+  const lines = [header, ...rows].map((row) => row.map((cell) => (cell === '' ? '-' : cell.replace(control, '?'))));
+  const widths = header.map((_, i) => Math.max(...lines.map((row) => row[i].length)));
+  return lines.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
 }

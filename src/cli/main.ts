@@ -1,14 +1,12 @@
-import { ConfigError, loadConfig } from '../config.ts';
-import { ApiError } from '../errors.ts';
-import { migrate, openStorage } from '../storage/database.ts';
-import { type CliIo, processIo, UsageError } from './io.ts';
-import { keysCommand } from './keys.ts';
-import { tenantsCommand } from './tenants.ts';
+import { packageVersion as version } from '../version.ts';
+import { type CliIo, helpFooter, processIo, UsageError } from './io.ts';
+import { reportFailure } from './report.ts';
 
 const usage = `usage: interchange <command> [options]
 
   serve                                   run the HTTP server (HOST, PORT, DATABASE_URL, …)
   migrate                                 apply pending migrations
+  doctor                                  check the configuration, database, Redis and master key
   tenants create <tenant_id> [--name N] [--type production|sandbox|staging|development]
   tenants list
   keys create --tenant T --scopes a,b [--name N] [--expires-at ISO] [--rate-limit N]
@@ -16,30 +14,29 @@ const usage = `usage: interchange <command> [options]
   keys list --tenant T
   keys revoke <key_id>
   keys rotate <key_id> [--overlap-seconds N]
+  integrations list --tenant T
+  executions list --tenant T [--integration I] [--status succeeded|failed] [--limit N]
 
-Every command takes --json (one JSON object on stdout). Exit 0 ok, 1 runtime error, 2 usage error.`;
+${helpFooter}
+interchange <command> --help describes a command; interchange --version prints the version.`;
 
-async function migrateCommand(args: string[], io: CliIo): Promise<number> {
-  const json = args.includes('--json');
-  if (args.some((a) => a !== '--json')) throw new UsageError('usage: interchange migrate [--json]');
-  const storage = openStorage(loadConfig(io.env).databaseUrl);
-  try {
-    const applied = await migrate(storage);
-    io.out(json ? JSON.stringify({ applied }) : applied.length ? `applied ${applied.join(', ')}` : 'up to date');
-  } finally {
-    await storage.close();
-  }
-  return 0;
-}
+type Command = (args: string[], io: CliIo) => Promise<number>;
 
-/** Never resolves: the server's SIGTERM/SIGINT handler ends the process once it has shut down. */
-async function serveCommand(args: string[], io: CliIo): Promise<number> {
-  if (args.length > 0) throw new UsageError('usage: interchange serve (configured by environment variables)');
-  const config = loadConfig(io.env);
-  // Imported here, not at the top, so that the other commands do not pay for loading Fastify.
-  const { startServer } = await import('../server.ts');
-  await startServer(config);
-  return new Promise<number>(() => {});
+// Each group is loaded only when it runs: `tenants list` does not load what `integrations list` or `doctor` need.
+const commands: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve.ts')).serveCommand,
+  migrate: async () => (await import('./migrate.ts')).migrateCommand,
+  doctor: async () => (await import('./doctor.ts')).doctorCommand,
+  tenants: async () => (await import('./tenants.ts')).tenantsCommand,
+  keys: async () => (await import('./keys.ts')).keysCommand,
+  integrations: async () => (await import('./integrations.ts')).integrationsCommand,
+  executions: async () => (await import('./executions.ts')).executionsCommand,
+};
+
+/** `--json` before any `--`: failures are then reported as one JSON object. */
+function jsonRequested(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 /** Runs one CLI command; returns its exit code. `serve` never returns: its process ends on SIGTERM/SIGINT. */
@@ -47,44 +44,21 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const [command, ...args] = argv;
   try {
     switch (command) {
-      case 'serve':
-        return await serveCommand(args, io);
-      case 'migrate':
-        return await migrateCommand(args, io);
-      case 'tenants':
-        return await tenantsCommand(args, io);
-      case 'keys':
-        return await keysCommand(args, io);
       case undefined:
-        throw new UsageError(usage);
+        throw new UsageError('a command is required', usage);
       case 'help':
       case '--help':
+      case '-h':
         io.out(usage);
         return 0;
-      default:
-        throw new UsageError(`unknown command ${command}\n${usage}`);
+      case '--version':
+        io.out(args.includes('--json') ? JSON.stringify({ version: version() }) : version());
+        return 0;
     }
+    const load = Object.hasOwn(commands, command) ? commands[command] : undefined;
+    if (load === undefined) throw new UsageError(`unknown command ${command}`, usage);
+    return await (await load())(args, io);
   } catch (error) {
-    return report(error, io);
+    return reportFailure(error, io, jsonRequested(argv));
   }
-}
-
-function report(error: unknown, io: CliIo): number {
-  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    io.err((error as Error).message);
-    return 2;
-  }
-  if (error instanceof ApiError) {
-    const issues = (error.details?.issues as Array<{ path: string; message: string }> | undefined) ?? [];
-    // A single issue is the message already (see validationFailed): say it once.
-    const lines = issues.map((i) => `${i.path}: ${i.message}`).filter((line) => line !== error.message);
-    io.err([error.message, ...lines.map((line) => `  ${line}`)].join('\n'));
-    return error.code === 'validation_failed' ? 2 : 1;
-  }
-  if (error instanceof ConfigError) {
-    io.err(error.message);
-    return 2;
-  }
-  io.err(`error: ${(error as Error).message ?? String(error)}`);
-  return 1;
 }

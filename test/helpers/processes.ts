@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -40,7 +41,8 @@ process.on('exit', () => {
 });
 
 // Variables the service reads: a test sets its own, never the ones of the shell that runs it.
-const serviceVariable = /^(HOST|PORT|DATABASE_URL|REDIS_URL|LOG_LEVEL|METRICS_PORT|IX_.*|NODE_TEST_CONTEXT|NODE_OPTIONS)$/;
+const serviceVariable =
+  /^(HOST|PORT|DATABASE_URL|REDIS_URL|LOG_LEVEL|LOG_FORMAT|METRICS_PORT|IX_.*|OTEL_.*|NODE_TEST_CONTEXT|NODE_OPTIONS)$/;
 
 function childEnv(env: Env): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !serviceVariable.test(name)));
@@ -95,6 +97,18 @@ function captureOutput(child: ChildProcess): { stdout(): string; stderr(): strin
  */
 const startCeilingMs = 60_000;
 const stopCeilingMs = 30_000;
+
+/** A failure with `--json`: nothing on stdout, one line on stderr holding exactly `{"error": {"code", "message"}}`. */
+export function assertJsonFailure(result: CliResult, exitCode: 1 | 2, code: string, message: RegExp): void {
+  assert.equal(result.code, exitCode, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^[^\n]+\n$/, 'one line on stderr');
+  const body = JSON.parse(result.stderr);
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message']);
+  assert.equal(body.error.code, code);
+  assert.match(body.error.message, message);
+}
 
 /** Runs `interchange <args>` to completion; one that runs past `timeoutMs` (default 60 s) is killed (code null). */
 export function runCli(args: string[], env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {

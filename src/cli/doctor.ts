@@ -1,0 +1,247 @@
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig, sqlitePath } from '../config.ts';
+import { migrate, openStorage } from '../storage/database.ts';
+import { type CliIo, jsonOption as json, wantsHelp } from './io.ts';
+
+/** One thing doctor looked at: `message` says what it found and, when not ok, how to fix it. */
+export interface Check {
+  name: string;
+  ok: boolean;
+  message: string;
+}
+
+/** `interchange doctor --help`. */
+export const doctorUsage = `usage: interchange doctor
+
+  Checks, without changing anything: the configuration (every variable), the database (reachable, migrations
+  pending), Redis (when REDIS_URL is set: connect and PING) and the master key (IX_MASTER_KEY, or master.key
+  beside a SQLite database). One line per check; exit 0 when all are ok, 1 when something is wrong.
+  --json: {"checks": [{"name", "ok", "message"}]} on stdout.`;
+
+const timeoutMs = 3000;
+const requireModule = createRequire(import.meta.url);
+const ok = (name: string, message: string): Check => ({ name, ok: true, message });
+const problem = (name: string, message: string): Check => ({ name, ok: false, message });
+
+/** Any credential of a URL removed from a message (a driver may quote what it was given). */
+function withoutCredentials(message: string, url: string): string {
+  const parsed = URL.parse(url);
+  let text = message.replaceAll(url, '<DATABASE_URL>');
+  for (const secret of [parsed?.password, parsed?.username]) {
+    if (!secret) continue;
+    text = text.replaceAll(secret, '***').replaceAll(decodeURIComponent(secret), '***');
+  }
+  return text;
+}
+
+/** Where a URL points, for messages: host, port and path, never the user or password. */
+function place(url: string): string {
+  const parsed = URL.parse(url);
+  return parsed ? `${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}` : '(an unreadable URL)';
+}
+
+function describeDatabase(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return `SQLite ${sqlitePath(databaseUrl)}`;
+  return `PostgreSQL at ${place(databaseUrl)}`;
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as NodeJS.ErrnoException).code;
+  return error.message || (code ?? error.name);
+}
+
+/** The migrations this version applies: those that a fresh in-memory database gets (nothing is written to disk). */
+async function knownMigrations(): Promise<string[]> {
+  const storage = openStorage('sqlite::memory:');
+  try {
+    return await migrate(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+function migrationState(applied: readonly string[], known: readonly string[]): Check {
+  const unknown = applied.filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    return problem(
+      'database',
+      `it holds migrations this version does not know (${unknown.join(', ')}): a newer Interchange migrated it; run that version`,
+    );
+  }
+  const pending = known.filter((name) => !applied.includes(name));
+  if (pending.length === 0) return ok('database', `answers; migrations up to date (${applied.length} applied)`);
+  return ok(
+    'database',
+    `answers; ${pending.length} migration(s) pending (${pending.join(', ')}): \`interchange migrate\` or the next server start applies them`,
+  );
+}
+
+/**
+ * The SQLite file is opened only when it exists (opening creates a missing one) and only read; read-write, not
+ * read-only, because a read-only connection leaves WAL index files behind, and the last connection to close removes them.
+ */
+function checkSqlite(databaseUrl: string, known: readonly string[]): Check {
+  const path = sqlitePath(databaseUrl);
+  if (path === ':memory:')
+    return ok(
+      'database',
+      'in-memory SQLite: nothing is kept after the process ends; set DATABASE_URL=sqlite:<file> to keep data',
+    );
+  if (statSync(path, { throwIfNoEntry: false }) === undefined) {
+    return problem('database', `no database at ${path}: check DATABASE_URL, or create it with \`interchange migrate\``);
+  }
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path, { timeout: timeoutMs });
+    db.prepare('select 1').get();
+    const table = db.prepare("select name from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
+    const rows = table ? db.prepare('select name from kysely_migration order by name').all() : [];
+    return migrationState(
+      rows.map((row) => String(row.name)),
+      known,
+    );
+  } catch (error) {
+    return problem('database', `cannot read ${path} (${errorText(error)}): check DATABASE_URL and the file's permissions`);
+  } finally {
+    db?.close();
+  }
+}
+
+async function checkPostgres(databaseUrl: string, known: readonly string[]): Promise<Check> {
+  // pg is loaded only for PostgreSQL, as storage does.
+  const pg: typeof import('pg') = requireModule('pg');
+  let client: InstanceType<typeof pg.Client> | undefined;
+  try {
+    client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+    client.on('error', () => {});
+    await client.connect();
+    const table = await client.query<{ name: string | null }>("select to_regclass('kysely_migration')::text as name");
+    const rows = table.rows[0]?.name ? (await client.query<{ name: string }>('select name from kysely_migration')).rows : [];
+    return migrationState(rows.map((row) => row.name).sort(), known);
+  } catch (error) {
+    const reason = withoutCredentials(errorText(error), databaseUrl);
+    return problem(
+      'database',
+      `cannot use ${describeDatabase(databaseUrl)} (${reason}): check DATABASE_URL (host, port, user, password, database) and that the server runs`,
+    );
+  } finally {
+    await client?.end().catch(() => {});
+  }
+}
+
+async function checkRedis(redisUrl: string | undefined): Promise<Check> {
+  if (!redisUrl) return ok('redis', 'REDIS_URL is not set: each instance applies rate limits on its own');
+  // Loaded only when there is a Redis to check.
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  let lastError: unknown;
+  redis.on('error', (error) => {
+    lastError = error;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([redis.connect().then(() => redis.ping()), timeout]);
+    return ok('redis', `Redis at ${place(redisUrl)} answered PING`);
+  } catch (error) {
+    const reason = withoutCredentials(errorText(lastError ?? error), redisUrl);
+    return problem(
+      'redis',
+      `cannot reach Redis at ${place(redisUrl)} (${reason}): check REDIS_URL and that Redis runs, or unset REDIS_URL`,
+    );
+  } finally {
+    clearTimeout(timer);
+    redis.disconnect();
+  }
+}
+
+const isKey = (text: string) => Buffer.from(text.trim(), 'base64').length === 32;
+const newKeyHint = 'e.g. `openssl rand -base64 32` (a different key cannot read secrets stored with the old one)';
+
+/** The rules of loadMasterKey, read-only: it would create master.key, this only looks. */
+function checkMasterKey(config: Config): Check {
+  const name = 'master key';
+  if (config.masterKey) {
+    return isKey(config.masterKey)
+      ? ok(name, 'IX_MASTER_KEY holds 32 bytes')
+      : problem(
+          name,
+          `IX_MASTER_KEY must be base64 of exactly 32 bytes: set it to the key your secrets were stored with, ${newKeyHint}`,
+        );
+  }
+  if (!config.databaseUrl.startsWith('sqlite:')) {
+    return problem(name, `IX_MASTER_KEY is required with PostgreSQL: set it to base64 of 32 bytes, ${newKeyHint}`);
+  }
+  const database = sqlitePath(config.databaseUrl);
+  if (database === ':memory:') return ok(name, 'in-memory SQLite: each process makes its own key');
+  const path = join(dirname(database), 'master.key');
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) {
+    return problem(
+      name,
+      `IX_MASTER_KEY is unset and ${path} does not exist: \`interchange serve\` creates it on first start; if integrations with secrets exist, restore the file they were stored with, or set IX_MASTER_KEY`,
+    );
+  }
+  const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
+  if (!stat.isFile())
+    return problem(name, `${path} is not a file: remove it (\`interchange serve\` then creates the key) or set IX_MASTER_KEY`);
+  if ((stat.mode & 0o077) !== 0) {
+    return problem(name, `${path} has mode ${mode}: other users may read the key; run \`chmod 600 ${path}\``);
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return problem(name, `cannot read ${path} (${errorText(error)}): run doctor and serve as the user that owns it`);
+  }
+  if (!isKey(text))
+    return problem(name, `${path} does not hold base64 of exactly 32 bytes: restore it from a backup, or set IX_MASTER_KEY`);
+  return ok(name, `${path} (mode ${mode}, IX_MASTER_KEY unset)`);
+}
+
+/** Every check, in order; after an invalid configuration the others are not run (they need it). */
+export async function runChecks(env: CliIo['env']): Promise<Check[]> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return [problem('configuration', `${error.message} (the other checks run once the configuration is valid)`)];
+  }
+  const known = await knownMigrations();
+  const database = config.databaseUrl.startsWith('sqlite:')
+    ? checkSqlite(config.databaseUrl, known)
+    : await checkPostgres(config.databaseUrl, known);
+  return [
+    ok('configuration', `valid; database: ${describeDatabase(config.databaseUrl)}`),
+    database,
+    await checkRedis(config.redisUrl),
+    checkMasterKey(config),
+  ];
+}
+
+/** `doctor`: one line per check (`--json`: `{"checks": [...]}`); exit 0 when every check is ok, else 1. */
+export async function doctorCommand(args: string[], io: CliIo): Promise<number> {
+  if (wantsHelp(args)) {
+    io.out(doctorUsage);
+    return 0;
+  }
+  const { values } = parseArgs({ args, options: { json } });
+  const checks = await runChecks(io.env);
+  if (values.json) io.out(JSON.stringify({ checks }));
+  else for (const check of checks) io.out(`${check.ok ? 'ok     ' : 'PROBLEM'}  ${check.name}: ${check.message}`);
+  return checks.every((check) => check.ok) ? 0 : 1;
+}
