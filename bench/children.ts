@@ -21,7 +21,7 @@ export interface Child {
 
 const running = new Set<ChildProcess>();
 // Variables the service reads: a child gets the ones the bench gives it, never the shell's.
-const serviceVariable = /^(HOST|PORT|DATABASE_URL|REDIS_URL|LOG_LEVEL|METRICS_PORT|IX_.*|NODE_OPTIONS)$/;
+const serviceVariable = /^(HOST|PORT|DATABASE_URL|REDIS_URL|LOG_LEVEL|LOG_FORMAT|METRICS_PORT|IX_.*|OTEL_.*|NODE_OPTIONS)$/;
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });

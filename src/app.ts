@@ -25,6 +25,7 @@ import {
 import { registerIdempotency } from './http/idempotency.ts';
 import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { registerRequestLog } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { IntegrationCache } from './integrations/cache.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -34,9 +35,10 @@ import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
-import { loadMasterKey } from './secrets/master-key.ts';
+import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
+import { registerTracing } from './telemetry/http.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -105,7 +107,10 @@ export async function build(config: Config, options: BuildOptions = {}): Promise
     const masterKey = loadMasterKey(config, storage);
     await migrate(storage);
     const registry = new ConnectorRegistry(options.connectors ?? builtInConnectors(config));
-    return await assemble(config, storage, masterKey, registry, options);
+    const app = await assemble(config, storage, masterKey.key, registry, options);
+    // For the start-up summary (server.ts): whether the key came from IX_MASTER_KEY or master.key, read or created.
+    app.decorate<MasterKeySource>('masterKeySource', masterKey.source);
+    return app;
   } catch (error) {
     // An open pool would keep a failed start's process alive.
     if (!options.storage) await storage.close().catch(() => {});
@@ -126,9 +131,22 @@ async function assemble(
     logger: {
       level: config.logLevel,
       redact: { paths: redactedPaths(registry), censor: '[redacted]' },
-      ...(options.logStream && { stream: options.logStream }),
+      // LOG_FORMAT=pretty: pino-pretty, loaded only then, so the JSON default pays nothing for it; it writes to the
+      // caller's stream when there is one. Synchronous, so the last lines before an exit are not lost.
+      ...(config.logFormat === 'pretty'
+        ? {
+            stream: (await import('pino-pretty')).default({
+              destination: options.logStream ?? 1,
+              sync: true,
+              translateTime: 'SYS:HH:MM:ss.l',
+              ignore: 'pid,hostname',
+            }),
+          }
+        : options.logStream && { stream: options.logStream }),
     },
     bodyLimit: config.bodyLimit,
+    // One line per request when it is answered, with who, what and how it ended (src/http/request-log.ts).
+    disableRequestLogging: true,
     // A request must arrive whole (headers and body) within IX_REQUEST_TIMEOUT_SECONDS: a client that trickles
     // bytes cannot hold a connection. Node checks its connections every `connectionsCheckingInterval` (30 s by
     // default, which would double the bound); 1 s keeps the answer near the limit. The 408 is clientErrorHandler's.
@@ -181,6 +199,9 @@ async function assemble(
   });
 
   registerErrorHandling(app);
+  // Traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing is loaded otherwise); before the routes, so their requests get spans.
+  await registerTracing(app);
+  registerRequestLog(app);
   const metrics = registerMetrics(app);
 
   // The shapes the replies are serialized with and the document lists under components.schemas (src/routes/openapi.ts).
@@ -239,7 +260,8 @@ async function assemble(
     : undefined;
   registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
   registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000 });
-  registerHealthRoutes(app, ctx, metrics);
+  metrics.watch({ connectorStats: () => registry.stats(), usageFlushLagSeconds: () => ctx.usage.lagSeconds() });
+  registerHealthRoutes(app, ctx, metrics.registry);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);
   registerIntegrationRoutes(app, ctx);

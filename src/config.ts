@@ -11,8 +11,10 @@ export interface Config {
   readonly databaseUrl: string;
   /** IX_MASTER_KEY: base64 of 32 bytes, encrypts secrets at rest. */
   readonly masterKey: string | undefined;
-  /** LOG_LEVEL: pino level. */
-  readonly logLevel: string;
+  /** LOG_LEVEL: pino level: fatal, error, warn, info (default), debug, trace or silent. */
+  readonly logLevel: LogLevel;
+  /** LOG_FORMAT: `json` (default, one object per line) or `pretty` (human-readable, for a terminal). */
+  readonly logFormat: 'json' | 'pretty';
   /** IX_BODY_LIMIT: largest accepted request body in bytes. */
   readonly bodyLimit: number;
   /** IX_TRUST_PROXY: take the client IP from X-Forwarded-For: `true`, or the proxies' addresses/CIDRs, comma-separated. */
@@ -59,6 +61,11 @@ export interface Config {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** pino's levels, most severe first; `silent` logs nothing. */
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+/** A setting that cannot work as given: the message names the variable and what to set it to (the CLI exits 2). */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -66,10 +73,18 @@ export class ConfigError extends Error {
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  if (!/^\d+$/.test(raw) || value < min || value > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -77,50 +92,125 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  throw new ConfigError(`${name} must be true or false (or 1 or 0), got "${raw}"`);
+}
+
+function isCidr(item: string): boolean {
+  const [address, prefix, extra] = item.split('/');
+  const family = isIP(address);
+  const max = family === 6 ? 128 : 32;
+  const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
+  return family !== 0 && validPrefix && extra === undefined;
+}
+
+function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** A comma-separated CIDR list (spaces after commas allowed); a bare address means /32 or /128. */
 function cidrList(env: Env, name: string): string[] {
   const raw = env[name];
   if (!raw) return [];
-  const items = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  const items = splitList(raw);
   for (const item of items) {
-    const [address, prefix, extra] = item.split('/');
-    const family = isIP(address);
-    const max = family === 6 ? 128 : 32;
-    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
-    if (family === 0 || !validPrefix || extra !== undefined)
-      throw new ConfigError(`${name}: "${item}" is not an address or CIDR`);
+    if (!isCidr(item))
+      throw new ConfigError(`${name}: "${item}" is not an address or CIDR; give e.g. 10.0.0.0/8, fd00::/8 or 192.0.2.7`);
   }
   return items;
 }
 
-function trustProxy(raw: string | undefined): boolean | string {
+// The named ranges Fastify's trust-proxy list understands beside addresses and CIDRs.
+const proxyRanges = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustProxy(env: Env): boolean | string {
+  const raw = env.IX_TRUST_PROXY;
   if (raw === undefined || raw === '' || raw === 'false') return false;
-  return raw === 'true' ? true : raw;
+  if (raw === 'true') return true;
+  for (const item of splitList(raw)) {
+    if (!isCidr(item) && !proxyRanges.includes(item))
+      throw new ConfigError(
+        `IX_TRUST_PROXY: "${item}" is not an address or CIDR; give true, false, or the proxies' addresses, e.g. 10.0.0.0/8,loopback`,
+      );
+  }
+  return raw;
+}
+
+// A host name as DNS spells it, or an IP address.
+const hostName = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+function host(env: Env): string {
+  const raw = env.HOST;
+  if (raw === undefined || raw === '') return '127.0.0.1';
+  if (isIP(raw) === 0 && !hostName.test(raw))
+    throw new ConfigError(`HOST must be an IP address or a host name (e.g. 0.0.0.0 for every interface), got "${raw}"`);
+  return raw;
+}
+
+/**
+ * DATABASE_URL: `sqlite:<path>` or a `postgres://` URL. The value is never repeated in a message, since it may hold
+ * a password.
+ */
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL || 'sqlite:./data/interchange.db';
+  if (raw.startsWith('sqlite:')) {
+    if (raw === 'sqlite:')
+      throw new ConfigError('DATABASE_URL needs a file after sqlite:, e.g. sqlite:./data/interchange.db (or sqlite::memory:)');
+    return raw;
+  }
+  if (!/^postgres(ql)?:\/\//.test(raw))
+    throw new ConfigError(
+      'DATABASE_URL must be sqlite:<file> (e.g. sqlite:./data/interchange.db) or postgres://user:password@host:5432/database',
+    );
+  if (!URL.canParse(raw))
+    throw new ConfigError(
+      'DATABASE_URL is not a valid URL: check the port and percent-encode special characters in the user and password, e.g. postgres://user:password@host:5432/database',
+    );
+  return raw;
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (!raw) return undefined;
+  if (!/^rediss?:\/\//.test(raw))
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://, e.g. redis://localhost:6379');
+  if (!URL.canParse(raw))
+    throw new ConfigError(
+      'REDIS_URL is not a valid URL: check the port and percent-encode special characters in the password, e.g. redis://:password@host:6379/0',
+    );
+  return raw;
+}
+
+const masterKeyBytes = 32;
+
+/** IX_MASTER_KEY, checked here so a bad key stops the start before storage is touched; never repeated in a message. */
+function masterKey(env: Env): string | undefined {
+  const raw = env.IX_MASTER_KEY;
+  if (!raw) return undefined;
+  const text = raw.trim();
+  const fix = 'generate one with: openssl rand -base64 32';
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text))
+    throw new ConfigError(`IX_MASTER_KEY is not base64: it must be base64 of exactly ${masterKeyBytes} bytes; ${fix}`);
+  const bytes = Buffer.from(text, 'base64').length;
+  if (bytes !== masterKeyBytes)
+    throw new ConfigError(`IX_MASTER_KEY must be base64 of exactly ${masterKeyBytes} bytes, got ${bytes} bytes; ${fix}`);
+  return raw;
 }
 
 /** Reads the environment once; defaults are the embedded single-node setup. */
 export function loadConfig(env: Env = process.env): Config {
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/interchange.db';
-  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL))
-    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
-  if (!databaseUrl.startsWith('sqlite:') && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
-  }
   const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
   return Object.freeze({
-    host: env.HOST || '127.0.0.1',
+    host: host(env),
     port: integer(env, 'PORT', 8080, 0, 65535),
-    databaseUrl,
-    masterKey: env.IX_MASTER_KEY || undefined,
-    logLevel: env.LOG_LEVEL || 'info',
+    databaseUrl: databaseUrl(env),
+    masterKey: masterKey(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', logLevels, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json'),
     bodyLimit: integer(env, 'IX_BODY_LIMIT', 1024 * 1024, 1024, 100 * 1024 * 1024),
-    trustProxy: trustProxy(env.IX_TRUST_PROXY),
+    trustProxy: trustProxy(env),
     defaultRateLimit: integer(env, 'IX_DEFAULT_RATE_LIMIT', 600, 1, 1_000_000),
     authFailureLimit: integer(env, 'IX_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
     usageFlushMs: integer(env, 'IX_USAGE_FLUSH_MS', 1000, 10, 60_000),
@@ -130,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),
     egressDeny: cidrList(env, 'IX_EGRESS_DENY'),
     upstreamMaxBytes: integer(env, 'IX_UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    redisUrl: env.REDIS_URL || undefined,
+    redisUrl: redisUrl(env),
     redisPrefix: env.IX_REDIS_PREFIX || 'ix',
     pgPoolMax: integer(env, 'IX_PG_POOL_MAX', 10, 1, 1000),
     wsdlCacheSize: integer(env, 'IX_WSDL_CACHE_SIZE', 100, 1, 100_000),

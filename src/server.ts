@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { build } from './app.ts';
-import type { Config } from './config.ts';
+import { type Config, sqlitePath } from './config.ts';
+import { displayUrl } from './display-url.ts';
+import { describeMasterKeySource, type MasterKeySource } from './secrets/master-key.ts';
+import { packageVersion as version } from './version.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -15,14 +18,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let url: string;
   let metricsServer: Server | undefined;
   try {
-    url = await app.listen({ host: config.host, port: config.port });
-    if (config.metricsPort !== undefined) metricsServer = await listenMetrics(app, config);
+    url = await app.listen({ host: config.host, port: config.port }).catch(listenError(config, 'PORT', config.port));
+    if (config.metricsPort !== undefined)
+      metricsServer = await listenMetrics(app, config).catch(listenError(config, 'METRICS_PORT', config.metricsPort));
   } catch (error) {
     // The app holds the pg pool, the Redis client and the usage timer: left open, they would keep
     // the process alive (with Redis, for ever) after the start failed, e.g. on EADDRINUSE.
     await app.close();
     throw error;
   }
+  app.log.info(startupSummary(app, config, url, metricsServer), `Interchange ${version()} listening on ${url}`);
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -45,6 +50,42 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
   }
   return { app, url, close };
+}
+
+/**
+ * A port that cannot be listened on, in words that name the settings; the code (EADDRINUSE, EACCES) stays in the
+ * message, for whoever retries on another port. A runtime error (exit 1): the values are well-formed.
+ */
+function listenError(config: Config, portVariable: string, port: number | undefined) {
+  return (error: NodeJS.ErrnoException): never => {
+    const reasons: Record<string, string> = {
+      EADDRINUSE: 'the port is in use',
+      EACCES: 'permission denied (ports below 1024 need privileges)',
+      EADDRNOTAVAIL: 'no such address on this machine',
+      ENOTFOUND: 'host name not found',
+    };
+    const reason = (error.code && reasons[error.code]) ?? error.message;
+    throw new Error(`cannot listen on ${config.host}:${port} (HOST, ${portVariable}): ${reason} (${error.code ?? 'error'})`, {
+      cause: error,
+    });
+  };
+}
+
+/** The start-up summary's fields: where it listens, what it stores in and talks to, never a password. */
+function startupSummary(app: FastifyInstance, config: Config, url: string, metricsServer: Server | undefined) {
+  const postgres = !config.databaseUrl.startsWith('sqlite:');
+  const metricsAddress = metricsServer?.address();
+  const masterKey = app.getDecorator<MasterKeySource>('masterKeySource');
+  return {
+    version: version(),
+    url,
+    ...(metricsAddress &&
+      typeof metricsAddress === 'object' && { metricsUrl: `http://${config.host}:${metricsAddress.port}/metrics` }),
+    storage: postgres ? 'postgres' : 'sqlite',
+    database: postgres ? displayUrl(config.databaseUrl) : sqlitePath(config.databaseUrl),
+    redis: config.redisUrl ? displayUrl(config.redisUrl) : 'none (rate limits are kept per instance)',
+    masterKey: describeMasterKeySource(masterKey),
+  };
 }
 
 /** METRICS_PORT: /metrics (any path) on its own port, so it need not be exposed with the API. */

@@ -410,6 +410,7 @@ describe('starting on PostgreSQL', () => {
         { name: '001_foundation' },
         { name: '002_integrations' },
         { name: '003_execution_messages' },
+        { name: '004_execution_details' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));
@@ -457,7 +458,8 @@ describe('starting on PostgreSQL', () => {
       assert.equal(wrong.status, 401, 'a wrong key is still refused');
 
       // The warning is logged (stdout) on the first failed connection, at start; waited for, not assumed.
-      const unreachable = 'Redis is unreachable: rate limits are kept per instance until it is back';
+      // It names the setting to fix, and the address without credentials.
+      const unreachable = `cannot reach Redis at ${env.REDIS_URL}/0 (REDIS_URL): rate limits are kept per instance until it is back`;
       const warnings = () =>
         server
           .stdout()

@@ -98,6 +98,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
 
     const wait = await deps.guard.blockedFor(request.ip);
     if (wait > 0) {
+      request.refusal = 'auth_failures';
       reply.header('retry-after', wait);
       throw new ApiError('rate_limited', `Too many failed authentications from this address; retry in ${wait} seconds.`);
     }

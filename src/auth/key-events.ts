@@ -23,7 +23,12 @@ export function subscribeToKeyChanges(
   subscriber.on('message', (_channel: string, hash: string) => forget(hash));
   subscriber
     .subscribe(keyChannel(redisPrefix))
-    .catch((error: Error) => log.warn({ err: error.message }, 'key-change subscription failed'));
+    .catch((error: Error) =>
+      log.warn(
+        { err: error.message },
+        'key-change subscription failed (REDIS_URL): revocations reach this instance within IX_KEY_CACHE_MS instead of at once',
+      ),
+    );
   return { close: () => subscriber.disconnect() };
 }
 

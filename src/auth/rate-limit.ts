@@ -36,10 +36,15 @@ export const memoryStores: LimiterStores = {
  */
 export function redisStores(client: Redis, keyPrefix: string, log: FastifyBaseLogger): LimiterStores {
   let down = false;
-  client.on('error', (error: Error) => {
+  const location = redisLocation(client);
+  client.on('error', (error: NodeJS.ErrnoException) => {
     if (down) return;
     down = true;
-    log.warn({ err: error.message }, 'Redis is unreachable: rate limits are kept per instance until it is back');
+    log.warn(
+      // Several addresses tried (localhost) fail as one AggregateError with an empty message: the code says it.
+      { err: error.message || error.code, redis: location },
+      `cannot reach Redis at ${location} (REDIS_URL): rate limits are kept per instance until it is back`,
+    );
   });
   client.on('ready', () => {
     if (down) log.info('Redis is reachable again: rate limits are shared again');
@@ -56,6 +61,13 @@ export function redisStores(client: Redis, keyPrefix: string, log: FastifyBaseLo
         insuranceLimiter: new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: prefix }),
       }),
   };
+}
+
+/** The client's server as a URL without credentials, for the log (the client keeps REDIS_URL only in pieces). */
+function redisLocation(client: Redis): string {
+  const { host, port, db, tls, path } = client.options;
+  if (path) return `unix:${path}`;
+  return `${tls ? 'rediss' : 'redis'}://${host?.includes(':') ? `[${host}]` : host}:${port}/${db ?? 0}`;
 }
 
 /** Fixed one-minute windows per key lineage (a rotated key shares its predecessor's window). */

@@ -10,6 +10,9 @@ export class UsageRecorder {
   #pending = new Map<string, PendingUsage>();
   // The batch being written: still counted by pending() until its transaction commits.
   #inflight = new Map<string, PendingUsage>();
+  /** When the oldest count in #pending, and in #inflight, was made (performance.now()); undefined when empty. */
+  #pendingSince: number | undefined;
+  #inflightSince: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   readonly #db: Db;
@@ -24,6 +27,7 @@ export class UsageRecorder {
 
   record(keyId: string, ip: string, status: number, at = new Date()): void {
     const iso = at.toISOString();
+    this.#pendingSince ??= performance.now();
     let usage = this.#pending.get(keyId);
     if (!usage) {
       usage = { requests: 0, lastUsedAt: iso, lastUsedIp: ip, days: new Map() };
@@ -62,9 +66,15 @@ export class UsageRecorder {
     const batch = this.#pending;
     this.#pending = new Map();
     this.#inflight = batch;
+    this.#inflightSince = this.#pendingSince;
+    this.#pendingSince = undefined;
     try {
       await writeUsage(this.#db, batch);
     } catch (error) {
+      this.#pendingSince = Math.min(
+        this.#inflightSince ?? Number.POSITIVE_INFINITY,
+        this.#pendingSince ?? Number.POSITIVE_INFINITY,
+      );
       this.#log.error({ err: error }, 'usage flush failed; keeping the counts for the next flush');
       for (const [keyId, usage] of batch) {
         const current = this.#pending.get(keyId);
@@ -73,7 +83,14 @@ export class UsageRecorder {
       }
     } finally {
       this.#inflight = new Map();
+      this.#inflightSince = undefined;
     }
+  }
+
+  /** Seconds the oldest count not yet committed has waited; 0 when every count is written (a metric: flush lag). */
+  lagSeconds(now = performance.now()): number {
+    const since = Math.min(this.#inflightSince ?? Number.POSITIVE_INFINITY, this.#pendingSince ?? Number.POSITIVE_INFINITY);
+    return Number.isFinite(since) ? (now - since) / 1000 : 0;
   }
 
   async close(): Promise<void> {

@@ -81,6 +81,15 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
     integration: ResolvedIntegration,
     context: ConnectorContext,
   ): Connection<FromSchema<SendSchema>, FromSchema<ReceiveSchema>>;
+  /** The state a connector keeps, for /metrics (the SOAP connector's WSDL cache); absent when it keeps none. */
+  stats?(): ConnectorStats;
+}
+
+/** What a connector reports of the state it keeps (the SOAP connector: its WSDL cache), for /metrics. */
+export interface ConnectorStats {
+  cacheHits: number;
+  cacheMisses: number;
+  cacheEntries: number;
 }
 
 /** A connector as the registry, the routes and the executor see it: request fields as JSON. */

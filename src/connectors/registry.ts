@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { ConnectorDefinition } from './connector.ts';
+import type { ConnectorDefinition, ConnectorStats } from './connector.ts';
 import { graphqlConnector } from './graphql/connector.ts';
 import { soapConnector } from './soap/connector.ts';
 
@@ -21,6 +21,16 @@ export class ConnectorRegistry {
   /** Every connector's id, in the order given. */
   get ids(): string[] {
     return [...this.#byId.keys()];
+  }
+
+  /** The stats of every connector that keeps state (for /metrics). */
+  stats(): Map<string, ConnectorStats> {
+    const all = new Map<string, ConnectorStats>();
+    for (const [id, definition] of this.#byId) {
+      const stats = definition.stats?.();
+      if (stats) all.set(id, stats);
+    }
+    return all;
   }
 
   /** Every connector's secret config fields (log redaction is derived from them). */

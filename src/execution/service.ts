@@ -8,6 +8,7 @@ import { resolveIntegration } from '../integrations/config.ts';
 import { redactReply } from '../secrets/redact.ts';
 import { newExecutionId } from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
+import { traceExecute, tracingOn } from '../telemetry/spans.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
 import { TenantConcurrency } from './concurrency.ts';
 import { checkExecuteRequest, runExecute } from './executor.ts';
@@ -34,6 +35,10 @@ export interface ExecuteAnswer {
   /** Milliseconds spent on upstream requests, and in all (for Server-Timing). */
   upstreamMs: number;
   totalMs: number;
+  /** For the request's log line and metrics: the execution's id, its connector and the error code answered. */
+  executionId: string;
+  connector: string;
+  errorCode: string | null;
 }
 
 interface Outcome {
@@ -107,7 +112,7 @@ export class ExecutionService {
       throw refused;
     }
     try {
-      return await this.#run(call);
+      return await (tracingOn() ? traceExecute(call, () => this.#run(call)) : this.#run(call));
     } finally {
       release();
     }
@@ -179,6 +184,9 @@ export class ExecutionService {
       reachedUpstream: budget.wroteUpstream,
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
+      executionId,
+      connector: stored.connector,
+      errorCode: outcome.errorCode,
     };
   }
 }

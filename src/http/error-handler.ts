@@ -44,7 +44,13 @@ export function frameworkErrors(error: unknown, request: FastifyRequest, reply: 
   sendError(reply, toApiError(error) ?? new ApiError('bad_request'));
 }
 
+/** Sends a catalogue error in the contract's shape, and notes its code (and a 429's reason) for the request's log line. */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const request = reply.request;
+  request.errorCode = error.code;
+  if (error.code === 'rate_limited' && request.refusal === null) {
+    request.refusal = typeof error.details?.reason === 'string' ? error.details.reason : 'rate_limit';
+  }
   if (error.status === 401) reply.header('www-authenticate', wwwAuthenticate);
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply

@@ -80,6 +80,8 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
     async (request, reply) => {
       const { tenantId, key } = caller(request);
       const { operation, ...fields } = request.body;
+      // Known before the execute runs: a refusal before there is an execution (404, 429) is still logged with them.
+      request.execution = { integration_id: request.params.id, operation };
       const answer = await service.execute({
         tenantId,
         keyId: key.id,
@@ -90,6 +92,14 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
         log: request.log,
       });
       request.reachedUpstream = answer.reachedUpstream;
+      request.errorCode = answer.errorCode;
+      request.execution = {
+        integration_id: request.params.id,
+        operation,
+        execution_id: answer.executionId,
+        connector: answer.connector,
+        upstream_ms: answer.upstreamMs,
+      };
       return reply
         .code(answer.status)
         .header('server-timing', serverTiming(answer))

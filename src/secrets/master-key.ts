@@ -6,9 +6,17 @@ import type { Storage } from '../storage/database.ts';
 
 const keyBytes = 32;
 
-function decode(text: string, source: string): Buffer {
+/** Where the master key came from, for the start-up summary. */
+export type MasterKeySource = { kind: 'environment' } | { kind: 'file'; path: string; created: boolean } | { kind: 'generated' };
+
+export interface MasterKey {
+  key: Buffer;
+  source: MasterKeySource;
+}
+
+function decode(text: string, source: string, fix: string): Buffer {
   const key = Buffer.from(text.trim(), 'base64');
-  if (key.length !== keyBytes) throw new ConfigError(`${source} must be base64 of exactly 32 bytes`);
+  if (key.length !== keyBytes) throw new ConfigError(`${source} must be base64 of exactly 32 bytes: ${fix}`);
   return key;
 }
 
@@ -17,16 +25,39 @@ function decode(text: string, source: string): Buffer {
  * generated once into the database's folder (master.key, mode 0600); on PostgreSQL it is required,
  * since instances on other machines could not share a generated file.
  */
-export function loadMasterKey(config: Config, storage: Storage): Buffer {
-  if (config.masterKey) return decode(config.masterKey, 'IX_MASTER_KEY');
-  if (storage.kind !== 'sqlite') throw new ConfigError('IX_MASTER_KEY is required with PostgreSQL');
-  if (storage.dataDir === undefined) return randomBytes(keyBytes); // in-memory database: secrets die with it
+export function loadMasterKey(config: Config, storage: Storage): MasterKey {
+  if (config.masterKey) {
+    const key = decode(config.masterKey, 'IX_MASTER_KEY', 'generate one with: openssl rand -base64 32');
+    return { key, source: { kind: 'environment' } };
+  }
+  if (storage.kind !== 'sqlite')
+    throw new ConfigError(
+      'IX_MASTER_KEY is required with PostgreSQL: set the same key on every instance (generate one with: openssl rand -base64 32)',
+    );
+  // In-memory database: secrets die with it.
+  if (storage.dataDir === undefined) return { key: randomBytes(keyBytes), source: { kind: 'generated' } };
   const path = join(storage.dataDir, 'master.key');
+  let created = true;
   try {
     writeFileSync(path, `${randomBytes(keyBytes).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
   } catch (error) {
     // Created already, by an earlier start or a process starting beside this one.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    created = false;
   }
-  return decode(readFileSync(path, 'utf8'), path);
+  // A new key could not decrypt the secrets sealed with the old one: the fix is the old key, not a fresh file.
+  const fix = 'restore the file from a backup, or set IX_MASTER_KEY to the key it held';
+  return { key: decode(readFileSync(path, 'utf8'), path, fix), source: { kind: 'file', path, created } };
+}
+
+/** How the start-up summary names a master key's source. */
+export function describeMasterKeySource(source: MasterKeySource): string {
+  switch (source.kind) {
+    case 'environment':
+      return 'IX_MASTER_KEY';
+    case 'file':
+      return `${source.created ? 'created' : 'read from'} ${source.path}`;
+    case 'generated':
+      return 'generated in memory (for an in-memory database; gone at exit)';
+  }
 }

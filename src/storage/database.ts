@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import { ConfigError, sqlitePath } from '../config.ts';
+import { displayUrl } from '../display-url.ts';
 import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
 import * as executionMessages from './migrations/003_execution_messages.ts';
@@ -18,6 +19,8 @@ export interface Storage {
   readonly kind: 'sqlite' | 'postgres';
   /** The folder the SQLite file lives in (for the generated master key); undefined on PostgreSQL. */
   readonly dataDir: string | undefined;
+  /** Where the data is, fit for logs: the SQLite file's path, or the PostgreSQL URL without its password. */
+  readonly location: string;
   close(): Promise<void>;
 }
 
@@ -34,6 +37,23 @@ const requireModule = createRequire(import.meta.url);
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /**
+ * `mkdir -p`, each folder it creates owner-only. Not `mkdirSync(…, { recursive: true })`: that loops for ever where the
+ * kernel answers ENOENT for a folder it will never create (under /proc), and the process spins instead of failing.
+ */
+function makeFolder(dir: string): void {
+  const isFolder = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (isFolder(dir)) return;
+  const parent = dirname(dir);
+  if (parent !== dir && !existsSync(parent)) makeFolder(parent);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    // Made by another process meanwhile is fine; a file in its place is not (mkdir's own error names it).
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !isFolder(dir)) throw error;
+  }
+}
+
+/**
  * Opens storage for a DATABASE_URL: `postgres://…` through a pg pool, otherwise the embedded SQLite
  * file (created with its folder on first use). The queries and migrations are the same for both.
  */
@@ -47,15 +67,50 @@ export function openStorage(databaseUrl: string, options: { pgPoolMax?: number }
     // client and the next query opens a new one; a query in flight reports its own failure.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', dataDir: undefined, close: () => db.destroy() };
+    return { db, kind: 'postgres', dataDir: undefined, location: displayUrl(databaseUrl), close: () => db.destroy() };
   }
   if (!databaseUrl.startsWith('sqlite:')) throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   const path = sqlitePath(databaseUrl);
   const dataDir = path === ':memory:' ? undefined : dirname(path);
-  // Owner-only, like the files in it (the database, master.key); an existing folder keeps its mode.
-  if (dataDir) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openNodeSqlite(path) }) });
-  return { db, kind: 'sqlite', dataDir, close: () => db.destroy() };
+  let database: ReturnType<typeof openNodeSqlite>;
+  try {
+    // Owner-only, like the files in it (the database, master.key); an existing folder keeps its mode.
+    if (dataDir) makeFolder(dataDir);
+    database = openNodeSqlite(path);
+  } catch (error) {
+    throw new Error(`cannot open the SQLite database ${path} (DATABASE_URL): ${(error as Error).message}`, { cause: error });
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { db, kind: 'sqlite', dataDir, location: path, close: () => db.destroy() };
+}
+
+// What the network said, in words; anything else (authentication, a missing database, TLS) in the driver's words.
+const networkFailures: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/**
+ * Connects before anything else is asked of PostgreSQL, so that a server that cannot be reached or refuses the
+ * login is reported as such, naming DATABASE_URL (without its password), rather than as a bare
+ * `connect ECONNREFUSED 127.0.0.1:5432`. A runtime error: the CLI exits 1.
+ */
+async function checkConnection(storage: Storage): Promise<void> {
+  try {
+    await sql`select 1`.execute(storage.db);
+  } catch (error) {
+    // Several addresses tried (localhost: ::1 and 127.0.0.1) fail as one AggregateError with an empty message.
+    const { code, message } = error as NodeJS.ErrnoException;
+    const network = code === undefined ? undefined : networkFailures[code];
+    const reason = network ?? (message || code || 'unknown error');
+    const verb = network ? 'cannot reach' : 'cannot connect to';
+    throw new Error(`${verb} the database at ${storage.location} (DATABASE_URL): ${reason}`, { cause: error });
+  }
 }
 
 /**
@@ -67,6 +122,7 @@ export function openStorage(databaseUrl: string, options: { pgPoolMax?: number }
  */
 export async function migrate(storage: Storage): Promise<string[]> {
   const migrator = new Migrator({ db: storage.db, provider });
+  if (storage.kind === 'postgres') await checkConnection(storage);
   if (storage.kind === 'sqlite') await sql`begin immediate`.execute(storage.db);
   try {
     const { error, results } = await migrator.migrateToLatest();

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, request } from 'undici';
 import { ApiError } from '../errors.ts';
+import { traceUpstream, tracingOn } from '../telemetry/spans.ts';
 import { readUpstreamBody } from './body.ts';
 import type { ExecuteBudget } from './budget.ts';
 import { upstreamFailure } from './failures.ts';
@@ -94,7 +95,13 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  *   timeoutMs: 30_000, maxBodyBytes: 10 * 1024 * 1024,
  * });
  */
-export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+export function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+  // Traced, each attempt is a client span whose context travels in the request's headers (traceparent).
+  if (tracingOn()) return traceUpstream(upstream, (headers) => send(dispatcher, { ...upstream, headers }));
+  return send(dispatcher, upstream);
+}
+
+async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
   const url = URL.parse(upstream.url);
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ApiError('integration_misconfigured', 'The upstream URL is not a valid http or https URL.');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../../errors.ts';
+import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
 import {
@@ -132,7 +133,7 @@ function connect(
   const wsdlMode = isWsdlUrl(settings.endpointUrl);
 
   // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
-  const model = (): Promise<WsdlModel> =>
+  const cachedModel = (): Promise<WsdlModel> =>
     wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
       const http = new SoapHttp(settings.http, { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs });
       try {
@@ -141,6 +142,8 @@ function connect(
         throw wsdlLoadFailure(error, http);
       }
     });
+  const model = (): Promise<WsdlModel> =>
+    tracingOn() ? traceWsdlLoad(settings.endpointUrl, wsdlCache, cachedModel) : cachedModel();
 
   /** The WSDL, the port and the operation the call runs, checked against them: nothing is sent. */
   async function prepareWsdlCall(fields: CallFields) {
@@ -278,5 +281,6 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
         soapHeaders: fields.soap_headers,
       }),
     connect: (integration, context) => connect(integration, context, wsdlCache),
+    stats: () => ({ cacheHits: wsdlCache.hits, cacheMisses: wsdlCache.loads, cacheEntries: wsdlCache.size }),
   });
 }

@@ -13,8 +13,10 @@ export class WsdlCache<V> {
   readonly #entries = new Map<string, Entry<V>>();
   readonly #maxEntries: number;
   readonly #ttlMs: number;
-  /** Loads started (hits do not count): what tests and the benchmark read. */
+  /** Loads started (misses): what tests, the benchmark and /metrics read. */
   loads = 0;
+  /** Calls answered from the cache. */
+  hits = 0;
 
   constructor(maxEntries: number, ttlMs: number) {
     this.#maxEntries = maxEntries;
@@ -31,6 +33,7 @@ export class WsdlCache<V> {
       // Map order is insertion order: re-inserting marks the entry most recently used.
       this.#entries.delete(key);
       this.#entries.set(key, entry);
+      this.hits += 1;
       return entry.value;
     }
     this.loads += 1;
