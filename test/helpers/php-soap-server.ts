@@ -82,7 +82,13 @@ export async function startPhpSoapServer(options: PhpSoapServerOptions = {}): Pr
   const logDir = mkdtempSync(join(tmpdir(), 'ix-soap-'));
   logDirs.add(logDir);
   const logFile = join(logDir, 'requests.jsonl');
-  const env: NodeJS.ProcessEnv = { ...process.env, PHP_CLI_SERVER_WORKERS: String(workers), SOAP_LOG_FILE: logFile };
+  // The WSDL copies SoapServer loads go in the same folder, removed on close: nothing is left in the system temp folder.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PHP_CLI_SERVER_WORKERS: String(workers),
+    SOAP_LOG_FILE: logFile,
+    SOAP_WSDL_DIR: logDir,
+  };
   delete env.SOAP_REQUIRE_TOKEN;
   if (options.requireToken !== undefined) env.SOAP_REQUIRE_TOKEN = options.requireToken;
 
