@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
+import { People } from './auth/people.ts';
 import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
@@ -29,6 +30,7 @@ import { registerRequestLog } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { IntegrationCache } from './integrations/cache.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
 import { registerExecuteRoute } from './routes/execute.ts';
 import { registerExecutionRoutes } from './routes/executions.ts';
@@ -215,6 +217,7 @@ async function assemble(
         securitySchemes: {
           ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           TenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-ID' },
+          Bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         },
       },
     },
@@ -252,13 +255,20 @@ async function assemble(
     },
     registry,
     integrations: new IntegrationCache(),
+    people: new People({
+      db: storage.db,
+      masterKey,
+      stores,
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      cacheMs: config.keyCacheMs,
+    }),
     executions: new ExecutionLog(storage.db, app.log),
   };
   app.decorate('executionLog', ctx.executions);
   const keyChanges = redis
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
     : undefined;
-  registerAuth(app, { db: storage.db, cache: ctx.keyCache, limiter: ctx.limiter, guard: ctx.guard, usage: ctx.usage });
+  registerAuth(app, { ...ctx, db: storage.db, cache: ctx.keyCache });
   registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000 });
   metrics.watch({ connectorStats: () => registry.stats(), usageFlushLagSeconds: () => ctx.usage.lagSeconds() });
   registerHealthRoutes(app, ctx, metrics.registry);
@@ -267,6 +277,7 @@ async function assemble(
   registerIntegrationRoutes(app, ctx);
   registerExecuteRoute(app, ctx);
   registerExecutionRoutes(app, ctx);
+  registerAuthRoutes(app, ctx);
 
   // The executions log and usage first (they write to storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {

@@ -25,8 +25,10 @@ export interface Config {
   readonly authFailureLimit: number;
   /** IX_USAGE_FLUSH_MS: how often batched usage counts are written. */
   readonly usageFlushMs: number;
-  /** IX_KEY_CACHE_MS: how long a verified key is trusted without a storage read. */
+  /** IX_KEY_CACHE_MS: how long a verified key, or a person's membership, is trusted without a storage read. */
   readonly keyCacheMs: number;
+  /** IX_ACCESS_TOKEN_TTL_SECONDS: how long a person's access token (a JWT) lives; 900 (15 minutes) by default. */
+  readonly accessTokenTtlSeconds: number;
   /** METRICS_PORT: serve /metrics on its own port instead of the API port. */
   readonly metricsPort: number | undefined;
   /** IX_EGRESS_ALLOW_PRIVATE: connectors may reach private and loopback addresses (default true, for self-hosting). */
@@ -215,6 +217,8 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureLimit: integer(env, 'IX_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
     usageFlushMs: integer(env, 'IX_USAGE_FLUSH_MS', 1000, 10, 60_000),
     keyCacheMs: integer(env, 'IX_KEY_CACHE_MS', 500, 0, 1000),
+    // Values under a minute are for tests.
+    accessTokenTtlSeconds: integer(env, 'IX_ACCESS_TOKEN_TTL_SECONDS', 900, 1, 3600),
     metricsPort,
     egressAllowPrivate: boolean(env, 'IX_EGRESS_ALLOW_PRIVATE', true),
     egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),

@@ -1,4 +1,5 @@
 import type { KeyCache } from './auth/key-cache.ts';
+import type { People } from './auth/people.ts';
 import type { AuthFailureGuard, KeyRateLimiter } from './auth/rate-limit.ts';
 import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
@@ -26,6 +27,8 @@ export interface AppContext {
   registry: ConnectorRegistry;
   /** The executions log, written behind in batches. */
   executions: ExecutionLog;
+  /** People: signing keys, access tokens, sessions and the account lockout. */
+  people: People;
   /** Integrations as the execute path reads them (kept 1 s; forgotten when this instance changes one). */
   integrations: IntegrationCache;
 }

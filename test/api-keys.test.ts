@@ -10,7 +10,7 @@ import { body, type Harness, harness } from './helpers/harness.ts';
 type Auth = { key: string; tenant: string };
 
 const keyObjectFields = [
-  ...['created_at', 'expires_at', 'id', 'last4', 'legacy', 'name', 'prefix'],
+  ...['created_at', 'created_by', 'expires_at', 'id', 'last4', 'legacy', 'name', 'prefix'],
   ...['rate_limit_per_minute', 'revoked_at', 'rotated_to', 'scopes', 'start', 'tenant_id', 'usage'],
 ];
 const newKeyPattern = (prefix: string) => new RegExp(`^${prefix}[0-9A-Za-z]{46}$`);
@@ -72,6 +72,7 @@ describe('api keys', () => {
       legacy: false,
       revoked_at: null,
       rotated_to: null,
+      created_by: null,
       usage: { last_used_at: null, last_used_ip: null, request_count: 0 },
     });
     assert.equal((await call({ key, tenant: 'acme' }, list)).statusCode, 200);

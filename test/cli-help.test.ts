@@ -26,6 +26,11 @@ describe('interchange --help and --version', { concurrency: true }, () => {
     [['integrations', 'list', '--help'], /usage: interchange integrations list --tenant T/],
     [['executions', '--help'], /usage: interchange executions <list>/],
     [['executions', 'list', '--help'], /usage: interchange executions list --tenant T \[--integration I\]/],
+    [['users', '--help'], /usage: interchange users <create\|list\|grant\|revoke>/],
+    [['users', 'create', '--help'], /usage: interchange users create <email> \[--name N\] --password-stdin/],
+    [['users', 'list', '--help'], /usage: interchange users list/],
+    [['users', 'grant', '--help'], /usage: interchange users grant <email> --tenant T --role owner\|admin\|developer\|viewer/],
+    [['users', 'revoke', '--help'], /usage: interchange users revoke <email> --tenant T/],
   ];
   for (const [args, usage] of cases) {
     test(`${args.join(' ')}: usage on stdout, exit 0, nothing created`, async (t) => {

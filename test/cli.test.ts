@@ -346,7 +346,7 @@ describe('a key revoked by the CLI and a running server', () => {
   });
 });
 
-const allMigrations = ['001_foundation', '002_integrations', '003_execution_messages', '004_execution_details'];
+const allMigrations = ['001_foundation', '002_integrations', '003_execution_messages', '004_execution_details', '005_people'];
 
 describe('interchange migrate', () => {
   test('applies the migrations once: {"applied":[every migration]}, then {"applied":[]}', async (t) => {

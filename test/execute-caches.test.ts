@@ -74,6 +74,7 @@ test('the executions log is written behind: in batches, flushed by reads and on 
       message_count: 0,
       duration_ms: 1,
       api_key_id: 'key_x',
+      user_id: null,
       request_id: `r-${id}`,
       started_at: new Date().toISOString(),
     });

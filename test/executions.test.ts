@@ -25,6 +25,7 @@ const executionKeys = [
   'request_id',
   'started_at',
   'status',
+  'user_id',
 ];
 
 /** Text that appears only in request and response bodies: it must never reach the executions table. */
@@ -136,6 +137,7 @@ describe('the executions log', () => {
       error_details: null,
       message_count: 25,
       api_key_id: runnerKeyId,
+      user_id: null,
       request_id: calls[0].requestId,
     });
   });
@@ -348,6 +350,7 @@ describe('the executions log under quick successive calls', () => {
       error_message: body(res).error.message,
       error_details: null,
       message_count: 0,
+      user_id: null,
       request_id: res.headers['x-request-id'],
     });
   });

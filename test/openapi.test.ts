@@ -73,6 +73,10 @@ const operations = [
   'POST /api/v1/integrations/{id}/execute',
   'GET /api/v1/executions',
   'GET /api/v1/executions/{id}',
+  'POST /api/v1/auth/sign-in',
+  'POST /api/v1/auth/refresh',
+  'POST /api/v1/auth/sign-out',
+  'GET /.well-known/jwks.json',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is read by shape.

@@ -40,6 +40,7 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_AUTH_FAILURE_LIMIT', value: '-1', says: 'whole number' },
   { name: 'IX_USAGE_FLUSH_MS', value: '5', says: 'from 10 to' },
   { name: 'IX_KEY_CACHE_MS', value: '5000', says: 'from 0 to 1000' },
+  { name: 'IX_ACCESS_TOKEN_TTL_SECONDS', value: '0', says: 'from 1 to 3600' },
   { name: 'METRICS_PORT', value: '9x', says: 'whole number' },
   { name: 'IX_EGRESS_ALLOW_PRIVATE', value: 'yes', says: 'true or false' },
   { name: 'IX_EGRESS_ALLOW', value: '10.0.0.0/8, example.com', says: 'not an address or CIDR' },

@@ -126,6 +126,7 @@ describe('operability: one log line per request, and the metrics of executes', (
       status: 200,
       tenant_id: 'acme',
       key_id: keyId,
+      user_id: null,
       error_code: null,
       integration_id: 'crm',
       operation: 'receive',

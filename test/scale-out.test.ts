@@ -411,6 +411,7 @@ describe('starting on PostgreSQL', () => {
         { name: '002_integrations' },
         { name: '003_execution_messages' },
         { name: '004_execution_details' },
+        { name: '005_people' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

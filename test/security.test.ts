@@ -51,6 +51,7 @@ const executionId = async (h: Harness) => {
         message_count: 0,
         duration_ms: 1,
         api_key_id: 'key_x',
+        user_id: null,
         request_id: 'r',
         started_at: new Date().toISOString(),
       },

@@ -2,13 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { type ApiKeyRecord, findKeyByHash } from '../storage/api-keys.ts';
 import type { Db } from '../storage/database.ts';
+import type { Role, User } from '../storage/users.ts';
 import type { KeyCache } from './key-cache.ts';
 import { hashKey, keyShape, looksLikeApiKey } from './key-format.ts';
+import { type People, userRateLimitPerMinute } from './people.ts';
 import type { AuthFailureGuard, KeyRateLimiter, LimitDecision } from './rate-limit.ts';
 import { hasScope } from './scopes.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 
-/** What a route declares: the scope it needs, or `any` for any valid key. Routes without it are public. */
+/** What a route declares: the scope it needs, or `any` for any valid key or person. Routes without it are public. */
 export type RouteScope = string;
 
 declare module 'fastify' {
@@ -20,9 +22,17 @@ declare module 'fastify' {
   }
 }
 
+/** Who is calling a tenant endpoint: an API key, or a signed-in person (`user`, with the `role` given in the tenant). */
 export interface AuthContext {
-  key: ApiKeyRecord;
   tenantId: string;
+  /** The calling key; null when a person calls. */
+  key: ApiKeyRecord | null;
+  /** The signed-in person; null when a key calls. */
+  user: User | null;
+  /** The person's role in the tenant; null for a key. */
+  role: Role | null;
+  /** What the caller may do: the key's scopes, or the role's. */
+  scopes: readonly string[];
 }
 
 export interface AuthDeps {
@@ -31,6 +41,7 @@ export interface AuthDeps {
   limiter: KeyRateLimiter;
   guard: AuthFailureGuard;
   usage: UsageRecorder;
+  people: People;
 }
 
 /** The authenticated caller of a route that declares a scope. */
@@ -53,14 +64,21 @@ async function lookUp(deps: AuthDeps, hash: string): Promise<ApiKeyRecord | unde
   return key;
 }
 
-/** Who is calling, or the 401/400 that says exactly why not. Malformed keys never reach storage. */
+/**
+ * Who is calling, or the 401/400 that says exactly why not: an X-API-Key, else a Bearer access token (a person).
+ * Malformed keys never reach storage.
+ */
 async function identify(request: FastifyRequest, deps: AuthDeps): Promise<AuthContext> {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '')?.[1];
   if (bearer && looksLikeApiKey(bearer)) throw new ApiError('api_key_in_bearer');
   const presented = header(request, 'x-api-key');
-  if (presented === undefined) throw new ApiError('missing_credentials');
+  if (presented === undefined && bearer === undefined) throw new ApiError('missing_credentials');
   const tenantId = header(request, 'x-tenant-id');
   if (tenantId === undefined) throw new ApiError('missing_tenant');
+  if (presented === undefined) {
+    const person = await deps.people.identify(bearer as string, tenantId);
+    return { tenantId, key: null, user: person.user, role: person.role, scopes: person.scopes };
+  }
   if (keyShape(presented) === 'malformed') throw new ApiError('invalid_credentials');
 
   const key = await lookUp(deps, hashKey(presented));
@@ -74,7 +92,20 @@ async function identify(request: FastifyRequest, deps: AuthDeps): Promise<AuthCo
         : `The API key expired at ${key.expires_at}.`,
     );
   }
-  return { key, tenantId };
+  return { tenantId, key, user: null, role: null, scopes: key.scopes };
+}
+
+/**
+ * The brute-force guard (API.md §2): once an address has had its failed authentications for the minute, every request
+ * from it that needs credentials (a key, an access token, a password or a refresh token) is refused until the minute ends.
+ */
+export async function refuseBlockedAddress(guard: AuthFailureGuard, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const wait = await guard.blockedFor(request.ip);
+  if (wait > 0) {
+    request.refusal = 'auth_failures';
+    reply.header('retry-after', wait);
+    throw new ApiError('rate_limited', `Too many failed authentications from this address; retry in ${wait} seconds.`);
+  }
 }
 
 function setLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
@@ -87,7 +118,7 @@ function setLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
 
 /**
  * Auth as a declaration on the route (`config.scope`), checked before the body is read:
- * IP guard → key → tenant → rate limit → scope. Usage is counted for every authenticated response.
+ * IP guard → key or access token → tenant → rate limit → scope. Usage is counted for every response to a key.
  */
 export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('auth', null);
@@ -96,30 +127,29 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
 
-    const wait = await deps.guard.blockedFor(request.ip);
-    if (wait > 0) {
-      request.refusal = 'auth_failures';
-      reply.header('retry-after', wait);
-      throw new ApiError('rate_limited', `Too many failed authentications from this address; retry in ${wait} seconds.`);
-    }
-
+    await refuseBlockedAddress(deps.guard, request, reply);
     const auth = await identify(request, deps);
     request.auth = auth;
 
-    const decision = await deps.limiter.hit(auth.key.lineage_id, auth.key.rate_limit_per_minute);
+    // A key's counter is its lineage's (a rotated key shares it); a person's is theirs, across tenants.
+    const decision = auth.key
+      ? await deps.limiter.hit(auth.key.lineage_id, auth.key.rate_limit_per_minute)
+      : await deps.limiter.hit((auth.user as User).id, userRateLimitPerMinute);
     setLimitHeaders(reply, decision);
     if (!decision.allowed) {
       reply.header('retry-after', decision.resetSeconds);
+      const whose = auth.key ? "This key's" : 'Your';
       throw new ApiError(
         'rate_limited',
-        `This key's limit of ${decision.limit} requests per minute is used up; retry in ${decision.resetSeconds} seconds.`,
+        `${whose} limit of ${decision.limit} requests per minute is used up; retry in ${decision.resetSeconds} seconds.`,
       );
     }
 
-    if (scope !== 'any' && !hasScope(auth.key.scopes, scope)) {
-      throw new ApiError('insufficient_scope', `This endpoint needs the ${scope} scope.`, {
+    if (scope !== 'any' && !hasScope(auth.scopes, scope)) {
+      const role = auth.role === null ? '' : ` (your role here is ${auth.role})`;
+      throw new ApiError('insufficient_scope', `This endpoint needs the ${scope} scope${role}.`, {
         required_scope: scope,
-        granted_scopes: auth.key.scopes,
+        granted_scopes: auth.scopes,
       });
     }
   });
@@ -131,7 +161,8 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     deps.guard.fail(request.ip).then(() => done(null, payload), done);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    if (request.auth) deps.usage.record(request.auth.key.id, request.ip, reply.statusCode);
+    // Usage data is per key: a person's requests are not counted there.
+    if (request.auth?.key) deps.usage.record(request.auth.key.id, request.ip, reply.statusCode);
     done();
   });
 }

@@ -18,6 +18,7 @@ export function toKeyObject(key: ApiKeyRecord, pending?: PendingUsage) {
     created_at: key.created_at,
     revoked_at: key.revoked_at,
     rotated_to: key.rotated_to,
+    created_by: key.created_by,
     usage: {
       last_used_at: newerPending ? pending.lastUsedAt : key.last_used_at,
       last_used_ip: newerPending ? pending.lastUsedIp : key.last_used_ip,

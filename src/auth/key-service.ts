@@ -11,6 +11,8 @@ export interface NewKeyInput {
   scopes: string[];
   expires_at?: string | null;
   rate_limit_per_minute?: number;
+  /** The user creating the key (a signed-in person); omitted for a key or the CLI. */
+  created_by?: string | null;
 }
 
 export const maxRateLimitPerMinute = 1_000_000;
@@ -117,12 +119,18 @@ export function assertMayRotate(granter: Granter, key: ApiKeyRecord): void {
   }
 }
 
-function record(tenantId: string, key: string, input: NewKeyInput, defaultLimit: number, lineageId?: string): ApiKeyRecord {
+function record(
+  tenantId: string,
+  key: string,
+  input: NewKeyInput,
+  defaultLimit: number,
+  lineage?: { id: string; createdBy: string | null },
+): ApiKeyRecord {
   const id = newId('key');
   return {
     id,
     tenant_id: tenantId,
-    lineage_id: lineageId ?? id,
+    lineage_id: lineage?.id ?? id,
     name: input.name ?? '',
     hash: hashKey(key),
     ...displayParts(key),
@@ -136,6 +144,7 @@ function record(tenantId: string, key: string, input: NewKeyInput, defaultLimit:
     last_used_at: null,
     last_used_ip: null,
     request_count: 0,
+    created_by: input.created_by ?? lineage?.createdBy ?? null,
   };
 }
 
@@ -182,7 +191,7 @@ export async function rotateApiKey(db: Db, old: ApiKeyRecord, tenant: Tenant, ov
     key,
     { name: old.name, scopes: old.scopes, expires_at: old.expires_at, rate_limit_per_minute: old.rate_limit_per_minute },
     old.rate_limit_per_minute,
-    old.lineage_id,
+    { id: old.lineage_id, createdBy: old.created_by },
   );
   const overlapEnd = Date.now() + overlapSeconds * 1000;
   const oldExpiry = old.expires_at ? Math.min(Date.parse(old.expires_at), overlapEnd) : overlapEnd;

@@ -14,20 +14,21 @@ const windowSeconds = 60;
 // Each key has its own limit, so the store counts without a cap and the decision compares against the key's.
 const uncapped = Number.MAX_SAFE_INTEGER;
 
-/** What a counter needs from rate-limiter-flexible: count one more, or read the count. */
+/** What a counter needs from rate-limiter-flexible: count one more, read the count, or start over. */
 interface CounterStore {
   penalty(key: string, points: number): Promise<RateLimiterRes>;
   get(key: string): Promise<RateLimiterRes | null>;
+  delete(key: string): Promise<boolean>;
 }
 
 export interface LimiterStores {
-  /** A counter of fixed one-minute windows under `prefix`. */
-  counter(prefix: string): CounterStore;
+  /** A counter of fixed windows under `prefix`, one minute long unless told. */
+  counter(prefix: string, durationSeconds?: number): CounterStore;
 }
 
 /** Counters in this process's memory: each instance limits on its own. */
 export const memoryStores: LimiterStores = {
-  counter: (prefix) => new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: prefix }),
+  counter: (prefix, duration = windowSeconds) => new RateLimiterMemory({ points: uncapped, duration, keyPrefix: prefix }),
 };
 
 /**
@@ -51,14 +52,14 @@ export function redisStores(client: Redis, keyPrefix: string, log: FastifyBaseLo
     down = false;
   });
   return {
-    counter: (prefix) =>
+    counter: (prefix, duration = windowSeconds) =>
       new RateLimiterRedis({
         storeClient: client,
         points: uncapped,
-        duration: windowSeconds,
+        duration,
         keyPrefix: `${keyPrefix}:${prefix}`,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ points: uncapped, duration: windowSeconds, keyPrefix: prefix }),
+        insuranceLimiter: new RateLimiterMemory({ points: uncapped, duration, keyPrefix: prefix }),
       }),
   };
 }
@@ -113,5 +114,35 @@ export class AuthFailureGuard {
 
   async fail(ip: string): Promise<void> {
     await this.#store.penalty(ip, 1);
+  }
+}
+
+/**
+ * Locks an account after `limit` failed sign-ins within a 15-minute window (API.md §11: 10 failures → 429 for that
+ * account until the window ends). Counted per lower-cased email, known or not, so a locked answer says nothing of
+ * which emails exist; a successful sign-in starts the count over.
+ */
+export class AccountLockout {
+  readonly #store: CounterStore;
+  readonly #limit: number;
+
+  constructor(stores: LimiterStores = memoryStores, limit = 10, windowSeconds = 15 * 60) {
+    this.#limit = limit;
+    this.#store = stores.counter('lockout', windowSeconds);
+  }
+
+  /** Seconds the account stays locked, or 0 when it may try. */
+  async lockedFor(account: string): Promise<number> {
+    const res = await this.#store.get(account);
+    if (!res || res.consumedPoints < this.#limit) return 0;
+    return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  }
+
+  async fail(account: string): Promise<void> {
+    await this.#store.penalty(account, 1);
+  }
+
+  async succeed(account: string): Promise<void> {
+    await this.#store.delete(account);
   }
 }

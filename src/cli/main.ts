@@ -16,6 +16,10 @@ const usage = `usage: interchange <command> [options]
   keys rotate <key_id> [--overlap-seconds N]
   integrations list --tenant T
   executions list --tenant T [--integration I] [--status succeeded|failed] [--limit N]
+  users create <email> [--name N] --password-stdin
+  users list
+  users grant <email> --tenant T --role owner|admin|developer|viewer
+  users revoke <email> --tenant T
 
 ${helpFooter}
 interchange <command> --help describes a command; interchange --version prints the version.`;
@@ -31,6 +35,7 @@ const commands: Record<string, () => Promise<Command>> = {
   keys: async () => (await import('./keys.ts')).keysCommand,
   integrations: async () => (await import('./integrations.ts')).integrationsCommand,
   executions: async () => (await import('./executions.ts')).executionsCommand,
+  users: async () => (await import('./users.ts')).usersCommand,
 };
 
 /** `--json` before any `--`: failures are then reported as one JSON object. */

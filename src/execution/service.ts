@@ -16,7 +16,9 @@ import { checkExecuteRequest, runExecute } from './executor.ts';
 /** One execute request, as the route hands it over. */
 export interface ExecuteCall {
   tenantId: string;
-  keyId: string;
+  /** The calling key, or null when a person (`userId`) calls. */
+  keyId: string | null;
+  userId: string | null;
   integrationId: string;
   operation: Operation;
   /** The body's fields beside `operation`. */
@@ -175,6 +177,7 @@ export class ExecutionService {
       message_count: outcome.messageCount,
       duration_ms: Math.round(totalMs),
       api_key_id: call.keyId,
+      user_id: call.userId,
       request_id: call.requestId,
       started_at: startedAt,
     });

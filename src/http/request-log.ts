@@ -53,7 +53,8 @@ function lineOf(request: FastifyRequest, reply: FastifyReply): Record<string, un
     status: reply.statusCode,
     duration_ms: Math.round(reply.elapsedTime * 10) / 10,
     tenant_id: auth?.tenantId ?? null,
-    key_id: auth?.key.id ?? null,
+    key_id: auth?.key?.id ?? null,
+    user_id: auth?.user?.id ?? null,
     error_code: request.errorCode,
     ...(request.refusal !== null && { refusal: request.refusal }),
     ...(request.execution && {

@@ -6,6 +6,7 @@ import {
   boundByGranter,
   checkNewKeyInput,
   createApiKey,
+  type Granter,
   maxOverlapSeconds,
   maxRateLimitPerMinute,
   revokeApiKey,
@@ -54,10 +55,14 @@ async function tenantOf(ctx: AppContext, auth: AuthContext): Promise<Tenant> {
 }
 
 /**
- * The calling key as stored now: the authenticated record may come from the key cache, and a rotation
- * elsewhere may have shortened its expiry to the end of its overlap since.
+ * What the caller may hand on. A key: itself as stored now (the authenticated record may come from the key cache, and
+ * a rotation elsewhere may have shortened its expiry to the end of its overlap since). A person: the scopes of their
+ * role only, with no expiry or rate limit of their own to bound the key by (API.md §3).
  */
-async function granter(ctx: AppContext, auth: AuthContext): Promise<ApiKeyRecord> {
+async function granter(ctx: AppContext, auth: AuthContext): Promise<Granter> {
+  if (!auth.key) {
+    return { id: auth.user?.id ?? '', scopes: [...auth.scopes], expires_at: null, rate_limit_per_minute: maxRateLimitPerMinute };
+  }
   return (await findKey(ctx.storage.db, auth.key.id)) ?? auth.key;
 }
 
@@ -97,7 +102,12 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       checkNewKeyInput(request.body);
       const input = boundByGranter(await granter(ctx, auth), request.body, ctx.config.defaultRateLimit);
       const tenant = await tenantOf(ctx, auth);
-      const { record, key } = await createApiKey(ctx.storage.db, tenant, input, ctx.config.defaultRateLimit);
+      const { record, key } = await createApiKey(
+        ctx.storage.db,
+        tenant,
+        { ...input, created_by: auth.user?.id ?? null },
+        ctx.config.defaultRateLimit,
+      );
       return reply.code(201).send(ok({ ...view(record), key }));
     },
   );
@@ -245,16 +255,21 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
         tags: ['Me'],
         security,
         operationId: 'getMe',
-        summary: 'The calling key and its tenant.',
-        response: { 200: reply('MeReply', 'The key and its tenant.'), ...failures([400, 401, 429, 500, 503]) },
+        summary: 'The caller and its tenant: the calling key, or the signed-in person and their role.',
+        response: {
+          200: reply('MeReply', '`{key, tenant}` for a key; `{user, tenant, role}` for a person.'),
+          ...failures([400, 401, 429, 500, 503]),
+        },
       },
     },
     async (request) => {
       const auth = caller(request);
       const tenant = await tenantOf(ctx, auth);
+      const shownTenant = { id: tenant.id, name: tenant.name, type: tenant.type };
+      if (!auth.key) return ok({ user: auth.user, tenant: shownTenant, role: auth.role });
       // The authenticated record may come from the key cache, older than the last usage flush.
       const key = (await findKey(ctx.storage.db, auth.key.id)) ?? auth.key;
-      return ok({ key: view(key), tenant: { id: tenant.id, name: tenant.name, type: tenant.type } });
+      return ok({ key: view(key), tenant: shownTenant });
     },
   );
 }

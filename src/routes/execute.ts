@@ -78,13 +78,14 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
       },
     },
     async (request, reply) => {
-      const { tenantId, key } = caller(request);
+      const { tenantId, key, user } = caller(request);
       const { operation, ...fields } = request.body;
       // Known before the execute runs: a refusal before there is an execution (404, 429) is still logged with them.
       request.execution = { integration_id: request.params.id, operation };
       const answer = await service.execute({
         tenantId,
-        keyId: key.id,
+        keyId: key?.id ?? null,
+        userId: user?.id ?? null,
         integrationId: request.params.id,
         operation,
         fields,

@@ -3,6 +3,7 @@ import type { ConnectorRegistry } from '../connectors/registry.ts';
 import { errorCatalogue } from '../errors.ts';
 import { entityStatuses } from '../storage/entities.ts';
 import { tenantTypes } from '../storage/tenants.ts';
+import { roles } from '../storage/users.ts';
 import { connectorSchemas } from './openapi-connectors.ts';
 import { exact, ref } from './schemas.ts';
 
@@ -92,6 +93,10 @@ const apiKeyProperties = {
   created_at: timestamp,
   revoked_at: maybeTimestamp,
   rotated_to: { type: ['string', 'null'], description: 'The id of the key this one was rotated to.' },
+  created_by: {
+    type: ['string', 'null'],
+    description: 'The user who created the key (or its predecessor) signed in; null for a key or the CLI.',
+  },
   usage: exact({ last_used_at: maybeTimestamp, last_used_ip: { type: ['string', 'null'] }, request_count: { type: 'integer' } }),
 } as const;
 
@@ -109,6 +114,7 @@ const apiKeyExample = {
   created_at: '2026-11-21T09:30:00.000Z',
   revoked_at: null,
   rotated_to: null,
+  created_by: null,
   usage: { last_used_at: null, last_used_ip: null, request_count: 0 },
 };
 
@@ -136,12 +142,82 @@ const usageDay = {
   examples: [{ date: '2026-11-21', requests: 12, errors: 1 }],
 };
 
+const tenantSummary = exact({ id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: tenantTypes } });
+
+const user = {
+  $id: 'User',
+  description: 'A person who signs in; never their password.',
+  ...exact({ id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, created_at: timestamp }),
+  examples: [
+    { id: 'usr_01jd8x2m4q7v9c3b5n6p8r0t2w', email: 'ada@example.com', name: 'Ada', created_at: '2026-11-21T09:30:00.000Z' },
+  ],
+};
+
 const me = {
   $id: 'Me',
+  description: 'The caller: a key (`key`, `tenant`) or a signed-in person (`user`, `tenant`, `role`).',
+  anyOf: [
+    exact({ key: ref('ApiKey'), tenant: tenantSummary }),
+    exact({ user: ref('User'), tenant: tenantSummary, role: { type: 'string', enum: roles } }),
+  ],
+};
+
+const session = {
+  $id: 'Session',
+  description:
+    'A signed-in session: a short-lived access token (send it as `Authorization: Bearer`, with X-Tenant-ID) and a ' +
+    'refresh token (also set as the `ix_refresh` cookie), each usable once.',
   ...exact({
-    key: ref('ApiKey'),
-    tenant: exact({ id: { type: 'string' }, name: { type: 'string' }, type: { type: 'string', enum: tenantTypes } }),
+    access_token: { type: 'string', description: 'A JWT (EdDSA), verifiable with /.well-known/jwks.json.' },
+    token_type: { type: 'string', enum: ['Bearer'] },
+    expires_in: { type: 'integer', description: 'Seconds the access token lives.' },
+    refresh_token: { type: 'string', description: 'Spent by its first use; a second use ends the session.' },
+    user: ref('User'),
+    memberships: {
+      type: 'array',
+      items: exact({ tenant_id: { type: 'string' }, tenant_name: { type: 'string' }, role: { type: 'string', enum: roles } }),
+    },
   }),
+};
+
+const jwks = {
+  $id: 'JwkSet',
+  description: 'The public keys that verify access tokens (RFC 7517): the current one and those retired within the last hour.',
+  type: 'object',
+  required: ['keys'],
+  additionalProperties: false,
+  properties: {
+    keys: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['kty', 'kid', 'alg', 'use'],
+        additionalProperties: false,
+        properties: {
+          kty: { type: 'string' },
+          crv: { type: 'string' },
+          x: { type: 'string' },
+          kid: { type: 'string' },
+          alg: { type: 'string' },
+          use: { type: 'string' },
+        },
+      },
+    },
+  },
+  examples: [
+    {
+      keys: [
+        {
+          kty: 'OKP',
+          crv: 'Ed25519',
+          x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo',
+          kid: 'sig_01jd8x2m4q7v9c3b5n6p8r0t2w',
+          alg: 'EdDSA',
+          use: 'sig',
+        },
+      ],
+    },
+  ],
 };
 
 const entity = {
@@ -180,7 +256,8 @@ const execution = {
     },
     message_count: { type: 'integer' },
     duration_ms: { type: 'integer' },
-    api_key_id: { type: 'string' },
+    api_key_id: { type: ['string', 'null'], description: 'The key that called; null when a person did.' },
+    user_id: { type: ['string', 'null'], description: 'The signed-in person who called; null for a key.' },
     request_id: { type: 'string' },
     started_at: timestamp,
   }),
@@ -198,6 +275,7 @@ const execution = {
       message_count: 50,
       duration_ms: 182,
       api_key_id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
+      user_id: null,
       request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
       started_at: '2026-11-21T09:31:12.345Z',
     },
@@ -274,7 +352,10 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     apiKey,
     newApiKey,
     usageDay,
+    user,
     me,
+    session,
+    jwks,
     entity,
     deletedEntity,
     ...connectors.integrations,
@@ -290,7 +371,9 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
       { type: 'array', items: ref('ApiKeyUsageDay') },
       'Requests and errors per UTC day, oldest first.',
     ),
-    envelope('MeReply', ref('Me'), 'The calling key and its tenant.'),
+    envelope('MeReply', ref('Me'), 'The caller and its tenant.'),
+    envelope('SessionReply', ref('Session'), 'The tokens of a signed-in session.'),
+    envelope('SignedOutReply', exact({ signed_out: succeeded }), 'The session is ended.'),
     envelope('EntityReply', ref('Entity'), 'One entity.'),
     listEnvelope('EntityListReply', 'Entity', 'A page of entities.'),
     envelope('DeletedEntityReply', ref('DeletedEntity'), 'The entity is deleted.'),

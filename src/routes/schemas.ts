@@ -11,7 +11,11 @@ export const objectId = { type: 'string', minLength: 1, maxLength: 128, pattern:
 
 export const idParams = (name: string) => ({ type: 'object', required: [name], properties: { [name]: objectId } }) as const;
 
-export const security = [{ ApiKey: [], TenantId: [] }];
+/** A tenant endpoint takes an API key, or a person's access token, with the tenant header. */
+export const security: Array<Record<string, string[]>> = [
+  { ApiKey: [], TenantId: [] },
+  { Bearer: [], TenantId: [] },
+];
 
 /** An object schema with exactly these properties, every one required (a reply that always has all of them). */
 export const exact = <P extends Record<string, unknown>>(properties: P) =>
@@ -27,7 +31,7 @@ export const reply = (id: string, description: string) => ({ description, ...ref
 const failureMeaning = {
   400: 'The request is invalid: `validation_failed` (every problem in `details.issues`), `invalid_json`, or no X-Tenant-ID (`missing_tenant`).',
   401: 'No valid credentials: `missing_credentials`, `invalid_credentials`, `expired_credentials` or `api_key_in_bearer`; with WWW-Authenticate.',
-  403: 'The key lacks the scope this endpoint requires (`insufficient_scope`, `details.required_scope`).',
+  403: 'The key or the person’s role lacks the scope this endpoint requires (`insufficient_scope`, `details.required_scope`).',
   404: '`not_found`: no such object in this tenant.',
   409: '`conflict`: the state forbids the change.',
   413: '`payload_too_large`: the body is over the limit (1 MiB by default).',

@@ -23,6 +23,8 @@ export interface ApiKeyRecord {
   last_used_at: string | null;
   last_used_ip: string | null;
   request_count: number;
+  /** The user who created the key through the API; null for keys made with a key or the CLI. */
+  created_by: string | null;
 }
 
 function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {

@@ -9,6 +9,7 @@ import * as foundation from './migrations/001_foundation.ts';
 import * as integrations from './migrations/002_integrations.ts';
 import * as executionMessages from './migrations/003_execution_messages.ts';
 import * as executionDetails from './migrations/004_execution_details.ts';
+import * as people from './migrations/005_people.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '002_integrations': integrations,
   '003_execution_messages': executionMessages,
   '004_execution_details': executionDetails,
+  '005_people': people,
 };
 
 const requireModule = createRequire(import.meta.url);

@@ -25,6 +25,8 @@ export interface ApiKeysTable {
   last_used_at: string | null;
   last_used_ip: string | null;
   request_count: number | string;
+  /** The user who created the key through the API; null for keys made with a key or the CLI. */
+  created_by: string | null;
 }
 
 export interface ApiKeyUsageDailyTable {
@@ -70,7 +72,10 @@ export interface ExecutionsTable {
   error_details: string | null;
   message_count: number;
   duration_ms: number;
-  api_key_id: string;
+  /** The key that called; null when a person (`user_id`) did. */
+  api_key_id: string | null;
+  /** The signed-in person who called; null for an API key's call. */
+  user_id: string | null;
   request_id: string;
   started_at: string;
 }
@@ -86,6 +91,55 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+export interface UsersTable {
+  id: string;
+  /** Lower-cased: unique case-insensitively. */
+  email: string;
+  name: string;
+  /** `scrypt$N$r$p$salt$hash` (src/auth/passwords.ts). */
+  password_hash: string;
+  created_at: string;
+}
+
+export interface MembershipsTable {
+  user_id: string;
+  tenant_id: string;
+  role: string;
+  created_at: string;
+}
+
+/** One sign-in: the family of refresh tokens descended from it. */
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface RefreshTokensTable {
+  id: string;
+  /** SHA-256 of the token; the token itself is never stored. */
+  hash: string;
+  family_id: string;
+  parent_id: string | null;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  spent_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  algorithm: string;
+  /** The public JWK as JSON text. */
+  public_jwk: string;
+  /** PKCS#8 PEM encrypted with the master key. */
+  private_key: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -94,4 +148,9 @@ export interface Database {
   integrations: IntegrationsTable;
   executions: ExecutionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  refresh_tokens: RefreshTokensTable;
+  signing_keys: SigningKeysTable;
 }

@@ -110,12 +110,21 @@ export function assertJsonFailure(result: CliResult, exitCode: 1 | 2, code: stri
   assert.match(body.error.message, message);
 }
 
-/** Runs `interchange <args>` to completion; one that runs past `timeoutMs` (default 60 s) is killed (code null). */
-export function runCli(args: string[], env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/**
+ * Runs `interchange <args>` to completion; one that runs past `timeoutMs` (default 60 s) is killed (code null). `input`
+ * is written to its standard input (otherwise it has none).
+ */
+export function runCli(
+  args: string[],
+  env: Env,
+  options: { cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolveResult, reject) => {
+    const stdin = options.input === undefined ? 'ignore' : 'pipe';
     const child = track(
-      spawn(process.execPath, [bin, ...args], { env: childEnv(env), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn(process.execPath, [bin, ...args], { env: childEnv(env), cwd: options.cwd, stdio: [stdin, 'pipe', 'pipe'] }),
     );
+    if (options.input !== undefined) child.stdin?.end(options.input);
     const output = captureOutput(child);
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? startCeilingMs);
     let exitedAt = 0;

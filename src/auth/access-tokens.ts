@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { errors, jwtVerify, SignJWT } from 'jose';
+import { ApiError } from '../errors.ts';
+import { type SigningKeys, signingAlgorithm } from './signing-keys.ts';
+
+/** `iss` of every access token. */
+export const tokenIssuer = 'interchange';
+/** `aud` of every access token (API.md section 11). */
+export const tokenAudience = 'interchange';
+
+/** What a verified access token says: who (`sub`) and which sign-in (`sid`, the refresh-token family). */
+export interface AccessClaims {
+  userId: string;
+  sessionId: string;
+}
+
+const jwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** True when `token` has the three dot-separated base64url parts of a compact JWS. */
+export function looksLikeJwt(token: string): boolean {
+  return jwtShape.test(token);
+}
+
+const invalid = () => new ApiError('invalid_credentials', 'The access token is not valid; sign in again.');
+
+/**
+ * Short-lived JWT access tokens (EdDSA, `kid` header), signed with the current key of `SigningKeys`.
+ *
+ * @example
+ * const tokens = new AccessTokens(keys, 900);
+ * const token = await tokens.issue({ userId: 'usr_…', sessionId: 'ses_…' });
+ * (await tokens.verify(token)).userId; // 'usr_…'
+ */
+export class AccessTokens {
+  readonly #keys: SigningKeys;
+  /** Seconds an access token lives (IX_ACCESS_TOKEN_TTL_SECONDS). */
+  readonly ttlSeconds: number;
+
+  constructor(keys: SigningKeys, ttlSeconds: number) {
+    this.#keys = keys;
+    this.ttlSeconds = ttlSeconds;
+  }
+
+  async issue(claims: AccessClaims): Promise<string> {
+    const { kid, key } = await this.#keys.signing();
+    return new SignJWT({ sid: claims.sessionId })
+      .setProtectedHeader({ alg: signingAlgorithm, kid, typ: 'JWT' })
+      .setIssuer(tokenIssuer)
+      .setAudience(tokenAudience)
+      .setSubject(claims.userId)
+      .setIssuedAt()
+      .setExpirationTime(`${this.ttlSeconds}s`)
+      .setJti(randomUUID())
+      .sign(key);
+  }
+
+  /**
+   * The claims of a token this service signed, or the 401 that says why not. Only EdDSA with a known `kid` is
+   * accepted (so neither `none` nor an HMAC keyed with a public key gets through); `iss` and `aud` must be ours.
+   */
+  async verify(token: string): Promise<AccessClaims> {
+    if (!looksLikeJwt(token)) throw invalid();
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = header.kid === undefined ? undefined : await this.#keys.verifying(header.kid);
+          if (!key) throw invalid();
+          return key;
+        },
+        { algorithms: [signingAlgorithm], issuer: tokenIssuer, audience: tokenAudience, requiredClaims: ['sub', 'exp', 'iat'] },
+      );
+      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') throw invalid();
+      return { userId: payload.sub, sessionId: payload.sid };
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) {
+        throw new ApiError('expired_credentials', 'The access token has expired; refresh it or sign in again.');
+      }
+      if (error instanceof ApiError) throw error;
+      throw invalid();
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import type { Role } from '../storage/users.ts';
+import { scopeResources } from './scopes.ts';
+
+const readAll = scopeResources.map((resource) => `${resource}.read`);
+
+/** The scopes each role grants in its tenant (API.md section 11). */
+export const roleScopes: Readonly<Record<Role, readonly string[]>> = Object.freeze({
+  owner: ['*'],
+  admin: ['*'],
+  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read'],
+  viewer: readAll,
+});

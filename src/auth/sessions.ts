@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { ApiError } from '../errors.ts';
+import { newId, nowIso, randomString } from '../ids.ts';
+import type { Db } from '../storage/database.ts';
+import {
+  findRefreshToken,
+  insertSession,
+  type RefreshTokenRecord,
+  revokeSession,
+  spendRefreshToken,
+} from '../storage/sessions.ts';
+import { findUser, findUserByEmail, type Membership, membershipsOf, normalizeEmail, type User } from '../storage/users.ts';
+import type { AccessTokens } from './access-tokens.ts';
+import { verifyDummyPassword, verifyPassword } from './passwords.ts';
+import type { AccountLockout } from './rate-limit.ts';
+
+/** A refresh token lives 14 days; each refresh issues a new one with a fresh 14 days (the cookie's Max-Age too). */
+export const refreshTokenTtlSeconds = 14 * 86_400;
+
+const refreshPrefix = 'ixr_';
+const refreshShape = /^ixr_[0-9A-Za-z]{43}$/;
+
+/** What sign-in and refresh answer (API.md section 11). */
+export interface SessionTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  user: User;
+  memberships: Membership[];
+}
+
+export interface SessionServiceOptions {
+  db: Db;
+  tokens: AccessTokens;
+  lockout: AccountLockout;
+  /** Told when a session ends (sign-out, a reused refresh token), so this instance stops trusting it at once. */
+  onSessionEnded?: (sessionId: string) => void;
+}
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+const wrongCredentials = () => new ApiError('invalid_credentials', 'The email or password is not right.');
+const invalidRefresh = () => new ApiError('invalid_credentials', 'The refresh token is not valid; sign in again.');
+
+/** A new refresh token (256 bits from a CSPRNG) and the record that stores only its hash. */
+function newRefreshToken(
+  userId: string,
+  familyId: string,
+  parentId: string | null,
+): { token: string; record: RefreshTokenRecord } {
+  const token = `${refreshPrefix}${randomString(43)}`;
+  const now = Date.now();
+  return {
+    token,
+    record: {
+      id: newId('rft'),
+      hash: hashToken(token),
+      family_id: familyId,
+      parent_id: parentId,
+      user_id: userId,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + refreshTokenTtlSeconds * 1000).toISOString(),
+      spent_at: null,
+      revoked_at: null,
+    },
+  };
+}
+
+/**
+ * Sign-in, refresh and sign-out for people. A sign-in starts a session (a refresh-token family); each refresh spends
+ * its token and issues the next; a spent token presented again revokes the whole family (it was stolen, or the
+ * thief has used it already), as does sign-out.
+ */
+export class SessionService {
+  readonly #db: Db;
+  readonly #tokens: AccessTokens;
+  readonly #lockout: AccountLockout;
+  readonly #ended: (sessionId: string) => void;
+
+  constructor(options: SessionServiceOptions) {
+    this.#db = options.db;
+    this.#tokens = options.tokens;
+    this.#lockout = options.lockout;
+    this.#ended = options.onSessionEnded ?? (() => {});
+  }
+
+  /**
+   * Checks the password and starts a session. A wrong password and an unknown email get the same answer after the same
+   * work (an unknown email is checked against a dummy hash); both count toward the account's lockout.
+   */
+  async signIn(email: string, password: string): Promise<SessionTokens> {
+    const account = normalizeEmail(email);
+    const locked = await this.#lockout.lockedFor(account);
+    if (locked > 0) {
+      const refused = new ApiError('rate_limited', `Too many failed sign-ins for this account; retry in ${locked} seconds.`, {
+        reason: 'account_lockout',
+      });
+      refused.retryAfterSeconds = locked;
+      throw refused;
+    }
+    const user = await findUserByEmail(this.#db, account);
+    const ok = user ? await verifyPassword(password, user.password_hash) : await verifyDummyPassword(password);
+    if (!user || !ok) {
+      await this.#lockout.fail(account);
+      throw wrongCredentials();
+    }
+    await this.#lockout.succeed(account);
+    const sessionId = newId('ses');
+    const first = newRefreshToken(user.id, sessionId, null);
+    await insertSession(this.#db, { id: sessionId, user_id: user.id, created_at: nowIso() }, first.record);
+    const { password_hash: _hash, ...shown } = user;
+    return this.#answer(shown, sessionId, first.token);
+  }
+
+  /** Spends a refresh token for a new access token and the next refresh token. */
+  async refresh(token: string): Promise<SessionTokens> {
+    if (!refreshShape.test(token)) throw invalidRefresh();
+    const stored = await findRefreshToken(this.#db, hashToken(token));
+    if (!stored || stored.revoked_at !== null || stored.session_revoked_at !== null) throw invalidRefresh();
+    if (stored.spent_at !== null) {
+      await this.#end(stored.family_id);
+      throw new ApiError('invalid_credentials', 'This refresh token was used already: the session is ended; sign in again.');
+    }
+    if (Date.parse(stored.expires_at) <= Date.now()) {
+      throw new ApiError('expired_credentials', 'The refresh token has expired; sign in again.');
+    }
+    const user = await findUser(this.#db, stored.user_id);
+    if (!user) throw invalidRefresh();
+    const next = newRefreshToken(user.id, stored.family_id, stored.id);
+    if (!(await spendRefreshToken(this.#db, stored.id, nowIso(), next.record))) {
+      // Spent (or revoked) by a request that raced this one: a second use all the same.
+      await this.#end(stored.family_id);
+      throw new ApiError('invalid_credentials', 'This refresh token was used already: the session is ended; sign in again.');
+    }
+    return this.#answer(user, stored.family_id, next.token);
+  }
+
+  /** Ends the session: its refresh tokens stop working, and so do its access tokens. */
+  async signOut(sessionId: string): Promise<void> {
+    await this.#end(sessionId);
+  }
+
+  async #end(sessionId: string): Promise<void> {
+    await revokeSession(this.#db, sessionId, nowIso());
+    this.#ended(sessionId);
+  }
+
+  async #answer(user: User, sessionId: string, refreshToken: string): Promise<SessionTokens> {
+    return {
+      access_token: await this.#tokens.issue({ userId: user.id, sessionId }),
+      token_type: 'Bearer',
+      expires_in: this.#tokens.ttlSeconds,
+      refresh_token: refreshToken,
+      user,
+      memberships: await membershipsOf(this.#db, user.id),
+    };
+  }
+}

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { after, describe, type TestContext, test } from 'node:test';
+import { assertJsonFailure, cliJson, type Env, killAll, runCli, startServer, tempDatabase } from './helpers/processes.ts';
+
+after(killAll);
+
+/** `interchange users …` as real processes on a temp SQLite database (API.md section 11, CLI). */
+
+const password = 'correct horse battery staple';
+
+async function database(t: TestContext): Promise<Env> {
+  const db = tempDatabase();
+  t.after(db.cleanup);
+  await cliJson(['tenants', 'create', 'acme', '--name', 'Acme Corp'], db.env);
+  return db.env;
+}
+
+function createUser(env: Env, email: string, input: string, extra: string[] = []) {
+  return runCli(['users', 'create', email, '--password-stdin', '--json', ...extra], env, { input });
+}
+
+describe('interchange users', () => {
+  test('create reads the password from stdin; list, grant and revoke; then the person signs in', async (t) => {
+    const env = await database(t);
+    const created = await createUser(env, 'Ada@Example.com', `${password}\n`, ['--name', 'Ada Lovelace']);
+    assert.equal(created.code, 0, created.stderr);
+    const user = JSON.parse(created.stdout);
+    assert.deepEqual(Object.keys(user).sort(), ['created_at', 'email', 'id', 'name']);
+    assert.match(user.id, /^usr_[0-9a-z]+$/);
+    assert.equal(user.email, 'ada@example.com');
+    assert.equal(user.name, 'Ada Lovelace');
+    assert.ok(!created.stdout.includes(password) && !created.stderr.includes(password));
+
+    const granted = await cliJson(['users', 'grant', 'ADA@example.com', '--tenant', 'acme', '--role', 'developer'], env);
+    assert.deepEqual(granted, { user, tenant_id: 'acme', role: 'developer' });
+    // Granting again replaces the role.
+    await cliJson(['users', 'grant', 'ada@example.com', '--tenant', 'acme', '--role', 'admin'], env);
+    const listed = await cliJson(['users', 'list'], env);
+    assert.deepEqual(listed, {
+      data: [{ ...user, memberships: [{ tenant_id: 'acme', tenant_name: 'Acme Corp', role: 'admin' }] }],
+    });
+    const text = await runCli(['users', 'list'], env);
+    assert.match(text.stdout, /^ID\s+EMAIL\s+NAME\s+ROLES\n/);
+    assert.match(text.stdout, /ada@example\.com\s+Ada Lovelace\s+acme:admin/);
+
+    const server = await startServer(env);
+    t.after(() => server.stop());
+    const signIn = await fetch(`${server.url}/api/v1/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.com', password }),
+    });
+    assert.equal(signIn.status, 200);
+    const { data } = await signIn.json();
+    assert.deepEqual(data.memberships, [{ tenant_id: 'acme', tenant_name: 'Acme Corp', role: 'admin' }]);
+
+    const revoked = await cliJson(['users', 'revoke', 'ada@example.com', '--tenant', 'acme'], env);
+    assert.deepEqual(revoked, { user, tenant_id: 'acme', revoked: true });
+    assert.deepEqual((await cliJson(['users', 'list'], env)).data[0].memberships, []);
+  });
+
+  test('refusals: a short password, no --password-stdin, a taken email, an unknown user, tenant or role', async (t) => {
+    const env = await database(t);
+    assertJsonFailure(await createUser(env, 'bob@example.com', 'short\n'), 2, 'usage_error', /at least 12 characters/);
+    const noStdin = await runCli(['users', 'create', 'bob@example.com', '--json'], env, { input: `${password}\n` });
+    assertJsonFailure(noStdin, 2, 'usage_error', /--password-stdin/);
+    const badEmail = await createUser(env, 'not-an-email', `${password}\n`);
+    assert.equal(badEmail.code, 2, badEmail.stderr);
+    assert.deepEqual(JSON.parse(badEmail.stderr).error.details.issues, [{ path: 'email', message: 'must be an email address' }]);
+    assert.equal((await createUser(env, 'bob@example.com', password)).code, 0);
+    assertJsonFailure(await createUser(env, 'BOB@example.com', `${password}\n`), 1, 'conflict', /exists already/);
+
+    const grant = (email: string, tenant: string, role: string) =>
+      runCli(['users', 'grant', email, '--tenant', tenant, '--role', role, '--json'], env);
+    assertJsonFailure(await grant('bob@example.com', 'acme', 'superuser'), 2, 'usage_error', /owner, admin, developer, viewer/);
+    assertJsonFailure(await grant('nobody@example.com', 'acme', 'viewer'), 1, 'not_found', /nobody@example\.com/);
+    assertJsonFailure(await grant('bob@example.com', 'nowhere', 'viewer'), 1, 'not_found', /nowhere/);
+    const revoke = await runCli(['users', 'revoke', 'bob@example.com', '--tenant', 'acme', '--json'], env);
+    assertJsonFailure(revoke, 1, 'not_found', /no role in tenant acme/);
+  });
+});
