@@ -12,6 +12,7 @@ import { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { ConnectorDefinition } from './connectors/connector.ts';
 import { builtInConnectors, ConnectorRegistry } from './connectors/registry.ts';
+import { registerConsole } from './console/plugin.ts';
 import type { AppContext } from './context.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
@@ -278,6 +279,7 @@ async function assemble(
   registerExecuteRoute(app, ctx);
   registerExecutionRoutes(app, ctx);
   registerAuthRoutes(app, ctx);
+  registerConsole(app);
 
   // The executions log and usage first (they write to storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {

@@ -1,0 +1,30 @@
+/** What each role may do in a tenant (API.md section 11), so the console offers only what the API will allow. */
+const reads = ['entities.read', 'integrations.read', 'api_keys.read', 'executions.read', 'processflow.read'];
+const roleScopes = {
+  owner: ['*'],
+  admin: ['*'],
+  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read'],
+  viewer: reads,
+};
+
+/** True when `role` grants `scope` (`integrations.execute`, …). */
+export function can(role, scope) {
+  const resource = scope.split('.')[0];
+  return (roleScopes[role] ?? []).some((held) => held === '*' || held === scope || held === `${resource}.*`);
+}
+
+/** Every scope a key can be given, in the order the create form lists them. */
+export const knownScopes = [
+  '*',
+  'integrations.*',
+  'integrations.read',
+  'integrations.write',
+  'integrations.execute',
+  'executions.read',
+  'entities.*',
+  'entities.read',
+  'entities.write',
+  'api_keys.read',
+  'api_keys.write',
+  'processflow.*',
+];

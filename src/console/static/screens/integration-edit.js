@@ -1,0 +1,210 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ConfirmDialog } from '../components/dialog.js';
+import { SecretField } from '../components/secret-field.js';
+import { ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
+import { api } from '../lib/api.js';
+import { connectors } from '../lib/connectors.js';
+import { html } from '../lib/html.js';
+import { can } from '../lib/roles.js';
+import { Link, navigate, tenantPath } from '../lib/router.js';
+import { IntegrationTest } from './integration-test.js';
+
+/** The form's state from a stored integration (or blank for a new one). */
+function formFrom(integration) {
+  const connector = integration?.connector ?? 'graphql-1.0.0';
+  const values = {};
+  const secrets = {};
+  for (const field of connectors[connector]?.fields ?? []) {
+    if (field.secret) secrets[field.name] = { mode: 'keep', value: '' };
+    else values[field.name] = integration?.config?.[field.name] == null ? '' : String(integration.config[field.name]);
+  }
+  return { id: integration?.id ?? '', name: integration?.name ?? '', connector, values, secrets };
+}
+
+/** The config to send: PUT sends what is filled in; PATCH also sends emptied fields as null and only touched secrets. */
+function configFrom(form, patch) {
+  const config = {};
+  for (const field of connectors[form.connector].fields) {
+    if (field.secret) {
+      const secret = form.secrets[field.name];
+      if (secret.mode === 'clear') config[field.name] = null;
+      else if (secret.mode === 'replace' || !patch) {
+        if (secret.value !== '') config[field.name] = secret.value;
+        else if (patch) config[field.name] = null;
+      }
+      continue;
+    }
+    const raw = form.values[field.name].trim();
+    if (raw === '') {
+      if (patch) config[field.name] = null;
+    } else config[field.name] = field.type === 'number' ? Number(raw) : raw;
+  }
+  return config;
+}
+
+/** `config.base_url` → `{base_url: message}`, for the fields the API named. */
+function fieldErrors(error) {
+  const errors = {};
+  for (const issue of error?.details?.issues ?? []) {
+    const name = issue.path.replace(/^config\./, '');
+    errors[name] ??= issue.message;
+  }
+  return errors;
+}
+
+export function IntegrationEdit({ tenant, role, id }) {
+  const isNew = id === null;
+  const writable = can(role, 'integrations.write');
+  const [stored, setStored] = useState(null);
+  const [form, setForm] = useState(isNew ? formFrom(null) : null);
+  const [loadError, setLoadError] = useState(null);
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState(null);
+  const [status, setStatus] = useState('');
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [deleteError, setDeleteError] = useState(null);
+
+  useEffect(() => {
+    if (isNew) return;
+    api(`/integrations/${encodeURIComponent(id)}`, { tenant }).then((r) => {
+      setStored(r.data);
+      setForm(formFrom(r.data));
+    }, setLoadError);
+  }, [tenant, id, isNew]);
+
+  if (loadError) return html`<${ErrorNotice} error=${loadError} title="Could not load the integration" />`;
+  if (!form) return html`<${Loading} />`;
+
+  const definition = connectors[form.connector];
+  const errors = fieldErrors(saveError);
+  const setValue = (name, value) => setForm((f) => ({ ...f, values: { ...f.values, [name]: value } }));
+  const setSecret = (name, value) => setForm((f) => ({ ...f, secrets: { ...f.secrets, [name]: value } }));
+  const setConnector = (connector) => setForm((f) => ({ ...formFrom({ connector }), id: f.id, name: f.name }));
+
+  const onSubmit = async (event) => {
+    event.preventDefault();
+    setSaving(true);
+    setSaveError(null);
+    setStatus('');
+    try {
+      const path = `/integrations/${encodeURIComponent(isNew ? form.id.trim() : id)}`;
+      const name = form.name.trim();
+      const saved = isNew
+        ? await api(path, {
+            method: 'PUT',
+            tenant,
+            body: { ...(name && { name }), connector: form.connector, config: configFrom(form, false) },
+          })
+        : await api(path, { method: 'PATCH', tenant, body: { ...(name && { name }), config: configFrom(form, true) } });
+      if (isNew) {
+        navigate(tenantPath(tenant, 'integrations', saved.data.id), { replace: true });
+        return;
+      }
+      setStored(saved.data);
+      setForm(formFrom(saved.data));
+      setStatus('Saved.');
+    } catch (failure) {
+      setSaveError(failure);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const onDelete = async () => {
+    try {
+      await api(`/integrations/${encodeURIComponent(id)}`, { method: 'DELETE', tenant });
+      navigate(tenantPath(tenant, 'integrations'));
+    } catch (failure) {
+      setDeleteError(failure);
+    }
+  };
+
+  return html`<section>
+    <p class="breadcrumbs"><${Link} href=${tenantPath(tenant, 'integrations')}>Integrations<//> / ${isNew ? 'New' : id}</p>
+    <${PageHeader}
+      title=${isNew ? 'New integration' : stored?.name || id}
+      description=${isNew ? 'Point a connector at an external system.' : `${definition?.label ?? form.connector} integration · ${id}`}
+    >
+      ${!isNew && writable && html`<button type="button" class="button button--danger-ghost" onClick=${() => setConfirmDelete(true)}>Delete</button>`}
+    <//>
+    <div class="columns">
+      <form class="card form" onSubmit=${onSubmit} aria-labelledby="config-heading">
+        <h2 id="config-heading">Configuration</h2>
+        ${
+          isNew &&
+          html`<${Field} label="ID" hint="Used in the execute URL: /api/v1/integrations/{id}/execute." error=${errors.id}>
+            ${(a) => html`<input ...${a} required maxlength="128" spellcheck="false" value=${form.id}
+              onInput=${(e) => setForm((f) => ({ ...f, id: e.currentTarget.value }))} />`}
+          <//>`
+        }
+        <${Field} label="Name" error=${errors.name}>
+          ${(a) => html`<input ...${a} maxlength="200" value=${form.name}
+            onInput=${(e) => setForm((f) => ({ ...f, name: e.currentTarget.value }))} />`}
+        <//>
+        ${
+          isNew
+            ? html`<fieldset class="fieldset">
+                <legend>Connector</legend>
+                <div class="segmented">
+                  ${Object.entries(connectors).map(
+                    ([value, c]) => html`<label class="segmented__option">
+                      <input type="radio" name="connector" value=${value} checked=${form.connector === value}
+                        onChange=${() => setConnector(value)} />
+                      <span>${c.label}</span>
+                    </label>`,
+                  )}
+                </div>
+              </fieldset>`
+            : html`<p class="muted">Connector <code>${form.connector}</code></p>`
+        }
+        ${
+          definition
+            ? definition.fields.map((field) =>
+                field.secret
+                  ? html`<${SecretField} field=${field} isSet=${!isNew && stored?.config?.[`${field.name}_set`] === true}
+                      state=${form.secrets[field.name]} error=${errors[field.name]}
+                      onChange=${(value) => setSecret(field.name, value)} />`
+                  : html`<${Field} label=${field.label} hint=${field.hint} error=${errors[field.name]}>
+                      ${(a) =>
+                        field.options
+                          ? html`<select ...${a} value=${form.values[field.name]}
+                              onChange=${(e) => setValue(field.name, e.currentTarget.value)}>
+                              <option value="">Default</option>
+                              ${field.options.map((o) => html`<option value=${o}>${o}</option>`)}
+                            </select>`
+                          : html`<input ...${a} type=${field.type === 'url' ? 'url' : field.type === 'number' ? 'number' : 'text'}
+                              required=${field.required && isNew} min=${field.min} max=${field.max}
+                              placeholder=${field.placeholder} spellcheck="false" value=${form.values[field.name]}
+                              onInput=${(e) => setValue(field.name, e.currentTarget.value)} />`}
+                    <//>`,
+              )
+            : html`<p class="muted">This connector is not offered by this service; its configuration cannot be edited here.</p>`
+        }
+        <div aria-live="polite">
+          ${saveError && html`<${ErrorNotice} title="Not saved" error=${saveError} />`}
+          ${status && html`<p class="notice notice--success" role="status">${status}</p>`}
+        </div>
+        ${
+          writable &&
+          definition &&
+          html`<div class="form__actions">
+            <button type="submit" class="button button--primary" disabled=${saving}>
+              ${saving ? 'Saving…' : isNew ? 'Create integration' : 'Save changes'}
+            </button>
+          </div>`
+        }
+      </form>
+      ${
+        !isNew && html`<div><${IntegrationTest} tenant=${tenant} id=${id} disabled=${!can(role, 'integrations.execute')} /></div>`
+      }
+    </div>
+    ${
+      confirmDelete &&
+      html`<${ConfirmDialog} title=${`Delete “${stored?.name || id}”?`} confirmLabel="Delete integration"
+        onConfirm=${onDelete} onClose=${() => setConfirmDelete(false)}
+        error=${deleteError && html`<${ErrorNotice} error=${deleteError} />`}>
+        <p>Callers of <code>/integrations/${id}/execute</code> get <code>not_found</code> from now on.</p>
+      <//>`
+    }
+  </section>`;
+}

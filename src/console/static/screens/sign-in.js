@@ -1,0 +1,50 @@
+import { useState } from 'preact/hooks';
+import { ErrorNotice, Field } from '../components/ui.js';
+import { signIn } from '../lib/api.js';
+import { html } from '../lib/html.js';
+
+export function SignIn() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+
+  const onSubmit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await signIn(email.trim(), password);
+    } catch (failure) {
+      setError(failure);
+      setBusy(false);
+    }
+  };
+
+  return html`<main class="center-page">
+    <div class="sign-in">
+      <div class="brand brand--large">
+        <svg class="brand__mark" viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="7" /><path d="M8 12.5h15l-4-4M24 19.5H9l4 4" /></svg>
+        <span>Interchange</span>
+      </div>
+      <form class="card sign-in__card" onSubmit=${onSubmit} aria-describedby="sign-in-help">
+        <h1>Sign in to the console</h1>
+        <p class="muted" id="sign-in-help">Use the email and password an administrator created for you.</p>
+        <div aria-live="polite">
+          ${error && html`<${ErrorNotice} title="Could not sign you in" error=${error} />`}
+        </div>
+        <${Field} label="Email">
+          ${(a) => html`<input ...${a} type="email" name="email" autocomplete="username" required value=${email}
+            onInput=${(e) => setEmail(e.currentTarget.value)} />`}
+        <//>
+        <${Field} label="Password">
+          ${(a) => html`<input ...${a} type="password" name="password" autocomplete="current-password" required
+            value=${password} onInput=${(e) => setPassword(e.currentTarget.value)} />`}
+        <//>
+        <button type="submit" class="button button--primary button--block" disabled=${busy}>
+          ${busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </div>
+  </main>`;
+}

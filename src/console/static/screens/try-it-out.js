@@ -1,0 +1,156 @@
+import { useEffect, useState } from 'preact/hooks';
+import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
+import { request } from '../lib/api.js';
+import { exampleBody, operations } from '../lib/connectors.js';
+import { formatDuration } from '../lib/format.js';
+import { html } from '../lib/html.js';
+import { can } from '../lib/roles.js';
+import { Link, tenantPath } from '../lib/router.js';
+import { loadAllIntegrations } from './integrations.js';
+
+/** `upstream;dur=12.3, interchange;dur=1.2` → [{name, dur}]. */
+function parseServerTiming(header) {
+  if (!header) return [];
+  return header.split(',').map((entry) => {
+    const [name, ...params] = entry.trim().split(';');
+    const dur = params.map((p) => p.trim()).find((p) => p.startsWith('dur='));
+    return { name, dur: dur ? Number(dur.slice(4)) : null };
+  });
+}
+
+const bodyText = (connector, operation) => JSON.stringify(exampleBody(connector, operation), null, 2);
+
+function Response({ result }) {
+  const timings = parseServerTiming(result.headers.get('server-timing'));
+  const replayed = result.headers.get('idempotent-replayed') === 'true';
+  return html`<div class="card response">
+    <div class="response__meta">
+      <${Badge} tone=${result.ok ? 'success' : 'danger'}>HTTP ${result.status}<//>
+      ${replayed && html`<${Badge} tone="info">replayed<//>`}
+      <span class="muted">Round trip ${formatDuration(result.ms)}</span>
+      ${result.body?.request_id && html`<span class="muted">Request <code>${result.body.request_id}</code></span>`}
+    </div>
+    ${
+      timings.length > 0 &&
+      html`<div class="timings" aria-label="Server-Timing">
+        <span class="label">Server-Timing</span>
+        ${timings.map((t) => html`<span class="timing"><code>${t.name}</code> ${t.dur === null ? '' : formatDuration(Math.round(t.dur))}</span>`)}
+      </div>`
+    }
+    ${!result.ok && result.body?.error && html`<p class="response__error"><code>${result.body.error.code}</code> ${result.body.error.message}</p>`}
+    <pre class="code code--tall" tabindex="0" aria-label="Response body">${result.body ? JSON.stringify(result.body, null, 2) : result.text}</pre>
+  </div>`;
+}
+
+export function TryItOut({ tenant, role }) {
+  const [integrations, setIntegrations] = useState(null);
+  const [loadError, setLoadError] = useState(null);
+  const [integrationId, setIntegrationId] = useState('');
+  const [operation, setOperation] = useState('test');
+  const [body, setBody] = useState('{}');
+  const [idempotencyKey, setIdempotencyKey] = useState('');
+  const [bodyError, setBodyError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState(null);
+  const [error, setError] = useState(null);
+
+  useEffect(() => {
+    loadAllIntegrations(tenant).then((list) => {
+      setIntegrations(list);
+      if (list[0]) {
+        setIntegrationId(list[0].id);
+        setBody(bodyText(list[0].connector, 'test'));
+      }
+    }, setLoadError);
+  }, [tenant]);
+
+  if (loadError) return html`<${ErrorNotice} error=${loadError} title="Could not load the integrations" />`;
+  if (!integrations) return html`<${Loading} />`;
+  const header = html`<${PageHeader} title="Try it out"
+    description="Run an operation through an integration, exactly as a caller of the execute endpoint would." />`;
+  if (integrations.length === 0) {
+    return html`<section>${header}<${Empty} title="No integrations to run">
+      <${Link} href=${tenantPath(tenant, 'new-integration')}>Create an integration<//> first.
+    <//></section>`;
+  }
+  const integration = integrations.find((i) => i.id === integrationId);
+  const choose = (id, op) => {
+    const next = integrations.find((i) => i.id === id);
+    setIntegrationId(id);
+    setOperation(op);
+    setBody(bodyText(next?.connector, op));
+    setBodyError(null);
+  };
+
+  const run = async (event) => {
+    event.preventDefault();
+    let fields;
+    try {
+      fields = JSON.parse(body || '{}');
+      if (!fields || typeof fields !== 'object' || Array.isArray(fields)) throw new Error('The body must be a JSON object.');
+    } catch (problem) {
+      setBodyError(problem.message);
+      return;
+    }
+    setBodyError(null);
+    setBusy(true);
+    setError(null);
+    try {
+      const headers = idempotencyKey.trim() ? { 'idempotency-key': idempotencyKey.trim() } : {};
+      setResult(
+        await request(`/integrations/${encodeURIComponent(integrationId)}/execute`, {
+          method: 'POST',
+          tenant,
+          headers,
+          body: { ...fields, operation },
+        }),
+      );
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return html`<section>
+    ${header}
+    <div class="columns columns--try">
+      <form class="card form" onSubmit=${run} aria-labelledby="request-heading">
+        <h2 id="request-heading">Request</h2>
+        <div class="form-row">
+          <${Field} label="Integration">
+            ${(a) => html`<select ...${a} value=${integrationId} onChange=${(e) => choose(e.currentTarget.value, operation)}>
+              ${integrations.map((i) => html`<option value=${i.id}>${i.name || i.id}</option>`)}
+            </select>`}
+          <//>
+          <${Field} label="Operation">
+            ${(a) => html`<select ...${a} value=${operation} onChange=${(e) => choose(integrationId, e.currentTarget.value)}>
+              ${operations.map((op) => html`<option value=${op}>${op}</option>`)}
+            </select>`}
+          <//>
+        </div>
+        <${Field} label="Body (JSON)" hint=${`Sent with "operation": "${operation}" to POST /api/v1/integrations/${integrationId}/execute.`}
+          error=${bodyError}>
+          ${(a) => html`<textarea ...${a} class="code-input" rows="12" spellcheck="false" value=${body}
+            onInput=${(e) => setBody(e.currentTarget.value)}></textarea>`}
+        <//>
+        <${Field} label="Idempotency-Key (optional)" hint="The same key and body replays the first answer for 24 hours.">
+          ${(a) => html`<input ...${a} maxlength="255" spellcheck="false" value=${idempotencyKey}
+            onInput=${(e) => setIdempotencyKey(e.currentTarget.value)} />`}
+        <//>
+        <div class="form__actions">
+          <button type="submit" class="button button--primary" disabled=${busy || !integration || !can(role, 'integrations.execute')}>
+            ${busy ? 'Running…' : 'Run'}
+          </button>
+        </div>
+      </form>
+      <section aria-labelledby="response-heading" class="response-column">
+        <h2 id="response-heading" class="section-title">Response</h2>
+        <div aria-live="polite">
+          <${ErrorNotice} error=${error} title="The request did not complete" />
+          ${result ? html`<${Response} result=${result} />` : html`<p class="muted">Run a request to see its answer here.</p>`}
+        </div>
+      </section>
+    </div>
+  </section>`;
+}
