@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
@@ -149,7 +149,7 @@ async function assemble(
     },
     bodyLimit: config.bodyLimit,
     // One line per request when it is answered, with who, what and how it ended (src/http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // A request must arrive whole (headers and body) within IX_REQUEST_TIMEOUT_SECONDS: a client that trickles
     // bytes cannot hold a connection. Node checks its connections every `connectionsCheckingInterval` (30 s by
     // default, which would double the bound); 1 s keeps the answer near the limit. The 408 is clientErrorHandler's.

@@ -14,12 +14,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { build } from '../../src/app.ts';
 import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStorage } from '../../src/storage/database.ts';
 import { insertTenant } from '../../src/storage/tenants.ts';
+import { passthroughHandler } from './passthrough-handler.ts';
 
 const upstreamUrl = process.argv[2];
 if (!upstreamUrl) throw new Error('usage: node bench/servers/interchange.ts UPSTREAM_URL');
@@ -36,18 +37,11 @@ const app = await build(config, { storage });
 
 // Before anything makes the app ready (inject below): Fastify takes no routes after that.
 const dispatcher = new Agent();
-app.post<{ Body: { query: string } }>('/bench/pipeline', { config: { scope: 'integrations.execute' } }, async (req, reply) => {
-  const answer = await request(upstreamUrl, {
-    method: 'POST',
-    dispatcher,
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query: req.body.query, variables: {} }),
-  });
-  const parsed = (await answer.body.json()) as { data?: { users?: unknown[] } };
-  const records = parsed.data?.users;
-  if (answer.statusCode !== 200 || !Array.isArray(records)) return reply.code(502).send({ success: false });
-  return { success: true, data: { message_count: records.length, data: records, total_size: records.length } };
-});
+app.post<{ Body: { query: string } }>(
+  '/bench/pipeline',
+  { config: { scope: 'integrations.execute' } },
+  passthroughHandler(upstreamUrl, dispatcher),
+);
 
 const tenant = await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
 if (!tenant) throw new Error('tenant bench exists already: DATABASE_URL must name an empty database');
