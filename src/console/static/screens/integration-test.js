@@ -4,27 +4,21 @@ import { WsdlServices } from '../components/wsdl.js';
 import { ApiFailure, request } from '../lib/api.js';
 import { formatDuration } from '../lib/format.js';
 import { html } from '../lib/html.js';
+import { useAction } from '../lib/use-action.js';
 
 /** Runs the connector's `test` operation against the saved integration and shows what it found. */
 export function IntegrationTest({ tenant, id, disabled }) {
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState(null);
-  const run = async () => {
-    setBusy(true);
+  const { busy, error, run } = useAction(async () => {
     setResult(null);
-    try {
-      const answer = await request(`/integrations/${encodeURIComponent(id)}/execute`, {
-        method: 'POST',
-        tenant,
-        body: { operation: 'test' },
-      });
-      setResult(answer.ok ? { data: answer.body.data, ms: answer.ms } : { error: new ApiFailure(answer) });
-    } catch (error) {
-      setResult({ error });
-    } finally {
-      setBusy(false);
-    }
-  };
+    const answer = await request(`/integrations/${encodeURIComponent(id)}/execute`, {
+      method: 'POST',
+      tenant,
+      body: { operation: 'test' },
+    });
+    if (!answer.ok) throw new ApiFailure(answer);
+    setResult({ data: answer.body.data, ms: answer.ms });
+  });
   const { services, ...details } = result?.data?.details ?? {};
   return html`<section class="card" aria-labelledby="test-heading">
     <div class="card__header">
@@ -35,7 +29,7 @@ export function IntegrationTest({ tenant, id, disabled }) {
       <button type="button" class="button" onClick=${run} disabled=${busy || disabled}>${busy ? 'Testing…' : 'Run test'}</button>
     </div>
     <div class="test-result" aria-live="polite">
-      ${result?.error && html`<${ErrorNotice} title="The test failed" error=${result.error} />`}
+      ${error && html`<${ErrorNotice} title="The test failed" error=${error} />`}
       ${
         result?.data &&
         html`<div class="notice notice--success" role="status">

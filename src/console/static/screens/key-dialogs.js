@@ -6,6 +6,7 @@ import { api } from '../lib/api.js';
 import { formatSeconds } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { knownScopes } from '../lib/roles.js';
+import { useAction } from '../lib/use-action.js';
 import { useLoad } from '../lib/use-load.js';
 
 const expiryChoices = [
@@ -30,26 +31,23 @@ export function CreateKeyDialog({ tenant, onClose, onCreated }) {
   const [expiry, setExpiry] = useState('never');
   const [date, setDate] = useState('');
   const [limit, setLimit] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-
-  const toggle = (scope) => setScopes((s) => (s.includes(scope) ? s.filter((x) => x !== scope) : [...s, scope]));
-  const onSubmit = async (event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    const body = { name: name.trim(), scopes };
-    const when = expiresAt(expiry, date);
-    if (when) body.expires_at = when;
-    if (limit !== '') body.rate_limit_per_minute = Number(limit);
-    try {
+  const {
+    busy,
+    error,
+    run: onSubmit,
+  } = useAction(
+    async () => {
+      const body = { name: name.trim(), scopes };
+      const when = expiresAt(expiry, date);
+      if (when) body.expires_at = when;
+      if (limit !== '') body.rate_limit_per_minute = Number(limit);
       const created = await api('/api-keys', { method: 'POST', tenant, body });
       onCreated(created.data);
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
-  };
+    },
+    { keepBusyOnSuccess: true },
+  );
+
+  const toggle = (scope) => setScopes((s) => (s.includes(scope) ? s.filter((x) => x !== scope) : [...s, scope]));
 
   return html`<${Dialog} title="Create an API key" onClose=${onClose} wide>
     <form onSubmit=${onSubmit} class="form">
@@ -99,24 +97,21 @@ const overlapChoices = [0, 300, 3600, 86_400, 604_800];
 
 export function RotateKeyDialog({ tenant, apiKey, onClose, onRotated }) {
   const [overlap, setOverlap] = useState('3600');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const onSubmit = async (event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const {
+    busy,
+    error,
+    run: onSubmit,
+  } = useAction(
+    async () => {
       const rotated = await api(`/api-keys/${encodeURIComponent(apiKey.id)}/rotate`, {
         method: 'POST',
         tenant,
         body: { overlap_seconds: Number(overlap) },
       });
       onRotated(rotated.data);
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
-  };
+    },
+    { keepBusyOnSuccess: true },
+  );
   return html`<${Dialog} title=${`Rotate “${apiKey.name}”`} onClose=${onClose}>
     <form onSubmit=${onSubmit} class="form">
       <p class="dialog__text">
@@ -148,19 +143,17 @@ export function RotateKeyDialog({ tenant, apiKey, onClose, onRotated }) {
 }
 
 export function RevokeKeyDialog({ tenant, apiKey, onClose, onRevoked }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const onConfirm = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const {
+    busy,
+    error,
+    run: onConfirm,
+  } = useAction(
+    async () => {
       const revoked = await api(`/api-keys/${encodeURIComponent(apiKey.id)}`, { method: 'DELETE', tenant });
       onRevoked(revoked.data);
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
-  };
+    },
+    { keepBusyOnSuccess: true },
+  );
   return html`<${ConfirmDialog}
     title=${`Revoke “${apiKey.name}”?`}
     confirmLabel="Revoke key"

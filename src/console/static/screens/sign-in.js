@@ -2,24 +2,12 @@ import { useState } from 'preact/hooks';
 import { ErrorNotice, Field } from '../components/ui.js';
 import { signIn } from '../lib/api.js';
 import { html } from '../lib/html.js';
+import { useAction } from '../lib/use-action.js';
 
 export function SignIn() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-
-  const onSubmit = async (event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await signIn(email.trim(), password);
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
-  };
+  const { busy, error, run: onSubmit } = useAction(() => signIn(email.trim(), password), { keepBusyOnSuccess: true });
 
   return html`<main class="center-page">
     <div class="sign-in">

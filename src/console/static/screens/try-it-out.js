@@ -6,6 +6,7 @@ import { formatDuration } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, tenantPath } from '../lib/router.js';
+import { useAction } from '../lib/use-action.js';
 import { loadAllIntegrations } from './integrations.js';
 
 /** `upstream;dur=12.3, interchange;dur=1.2` → [{name, dur}]. */
@@ -50,9 +51,22 @@ export function TryItOut({ tenant, role }) {
   const [body, setBody] = useState('{}');
   const [idempotencyKey, setIdempotencyKey] = useState('');
   const [bodyError, setBodyError] = useState(null);
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
+  const {
+    busy,
+    error,
+    run: execute,
+  } = useAction(async (fields) => {
+    const headers = idempotencyKey.trim() ? { 'idempotency-key': idempotencyKey.trim() } : {};
+    setResult(
+      await request(`/integrations/${encodeURIComponent(integrationId)}/execute`, {
+        method: 'POST',
+        tenant,
+        headers,
+        body: { ...fields, operation },
+      }),
+    );
+  });
 
   useEffect(() => {
     loadAllIntegrations(tenant).then((list) => {
@@ -93,23 +107,7 @@ export function TryItOut({ tenant, role }) {
       return;
     }
     setBodyError(null);
-    setBusy(true);
-    setError(null);
-    try {
-      const headers = idempotencyKey.trim() ? { 'idempotency-key': idempotencyKey.trim() } : {};
-      setResult(
-        await request(`/integrations/${encodeURIComponent(integrationId)}/execute`, {
-          method: 'POST',
-          tenant,
-          headers,
-          body: { ...fields, operation },
-        }),
-      );
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    await execute(fields);
   };
 
   return html`<section>
