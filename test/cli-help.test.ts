@@ -28,6 +28,11 @@ describe('interchange --help and --version', { concurrency: true }, () => {
     [['executions', 'list', '--help'], /usage: interchange executions list --tenant T \[--integration I\]/],
     [['users', '--help'], /usage: interchange users <create\|list\|grant\|revoke>/],
     [['users', 'create', '--help'], /usage: interchange users create <email> \[--name N\] --password-stdin/],
+    [['signing-keys', '--help'], /usage: interchange signing-keys <rotate>/],
+    [
+      ['signing-keys', 'rotate', '--help'],
+      /usage: interchange signing-keys rotate\n\n {2}Starts signing access tokens with a new key/,
+    ],
     [['users', 'list', '--help'], /usage: interchange users list/],
     [['users', 'grant', '--help'], /usage: interchange users grant <email> --tenant T --role owner\|admin\|developer\|viewer/],
     [['users', 'revoke', '--help'], /usage: interchange users revoke <email> --tenant T/],

@@ -59,6 +59,45 @@ describe('interchange users', () => {
     assert.deepEqual((await cliJson(['users', 'list'], env)).data[0].memberships, []);
   });
 
+  test('signing-keys rotate: a new key signs, the old one still verifies, nobody is signed out', async (t) => {
+    const env = await database(t);
+    assert.equal((await createUser(env, 'ada@example.com', password)).code, 0);
+    await cliJson(['users', 'grant', 'ada@example.com', '--tenant', 'acme', '--role', 'viewer'], env);
+    const server = await startServer(env);
+    t.after(() => server.stop());
+    const signIn = async () => {
+      const res = await fetch(`${server.url}/api/v1/auth/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ada@example.com', password }),
+      });
+      assert.equal(res.status, 200);
+      return (await res.json()).data.access_token as string;
+    };
+    const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
+    const me = (token: string) =>
+      fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${token}`, 'x-tenant-id': 'acme' } });
+    const before = await signIn();
+    const oldKid = kidOf(before);
+
+    const rotated = await cliJson(['signing-keys', 'rotate'], env);
+    assert.match(rotated.kid, /\S+/);
+    assert.notEqual(rotated.kid, oldKid);
+    const text = await runCli(['signing-keys', 'rotate'], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^signing with the new key \S+; the old ones verify for 65 more minutes\n$/);
+    const newest = text.stdout.split(' ')[5].replace(/;$/, '');
+
+    // The running server lists every key that verifies, and the token the first key signed still works there.
+    const jwks = await (await fetch(`${server.url}/.well-known/jwks.json`)).json();
+    assert.deepEqual(
+      jwks.keys.map((k: { kid: string }) => k.kid),
+      [newest, rotated.kid, oldKid],
+    );
+    assert.equal((await me(before)).status, 200, 'a token signed before the rotation still verifies');
+    assert.equal((await runCli(['signing-keys', 'rotate', '--help'], env)).code, 0);
+  });
+
   test('refusals: a short password, no --password-stdin, a taken email, an unknown user, tenant or role', async (t) => {
     const env = await database(t);
     assertJsonFailure(await createUser(env, 'bob@example.com', 'short\n'), 2, 'usage_error', /at least 12 characters/);

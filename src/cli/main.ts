@@ -20,6 +20,7 @@ const usage = `usage: interchange <command> [options]
   users list
   users grant <email> --tenant T --role owner|admin|developer|viewer
   users revoke <email> --tenant T
+  signing-keys rotate                     sign access tokens with a new key (nobody is signed out)
 
 ${helpFooter}
 interchange <command> --help describes a command; interchange --version prints the version.`;
@@ -36,6 +37,7 @@ const commands: Record<string, () => Promise<Command>> = {
   integrations: async () => (await import('./integrations.ts')).integrationsCommand,
   executions: async () => (await import('./executions.ts')).executionsCommand,
   users: async () => (await import('./users.ts')).usersCommand,
+  'signing-keys': async () => (await import('./signing-keys.ts')).signingKeysCommand,
 };
 
 /** `--json` before any `--`: failures are then reported as one JSON object. */
