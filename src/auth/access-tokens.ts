@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { errors, jwtVerify, SignJWT } from 'jose';
 import { ApiError } from '../errors.ts';
 import { type SigningKeys, signingAlgorithm } from './signing-keys.ts';
 
@@ -19,6 +18,18 @@ const jwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** True when `token` has the three dot-separated base64url parts of a compact JWS. */
 export function looksLikeJwt(token: string): boolean {
   return jwtShape.test(token);
+}
+
+type Jose = typeof import('jose');
+let jose: Promise<Jose> | undefined;
+
+/**
+ * jose, loaded on the first token issued or checked: an instance only machines call never holds it (the idle
+ * footprint is a measured target, issue 10).
+ */
+function loadJose(): Promise<Jose> {
+  jose ??= import('jose');
+  return jose;
 }
 
 const invalid = () => new ApiError('invalid_credentials', 'The access token is not valid; sign in again.');
@@ -43,6 +54,7 @@ export class AccessTokens {
 
   async issue(claims: AccessClaims): Promise<string> {
     const { kid, key } = await this.#keys.signing();
+    const { SignJWT } = await loadJose();
     return new SignJWT({ sid: claims.sessionId })
       .setProtectedHeader({ alg: signingAlgorithm, kid, typ: 'JWT' })
       .setIssuer(tokenIssuer)
@@ -60,6 +72,7 @@ export class AccessTokens {
    */
   async verify(token: string): Promise<AccessClaims> {
     if (!looksLikeJwt(token)) throw invalid();
+    const { errors, jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(
         token,
