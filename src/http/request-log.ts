@@ -79,6 +79,8 @@ export function registerRequestLog(app: FastifyInstance): void {
   app.decorateRequest('errorCode', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('execution', null);
+  // The level is the app's for its whole life: a logger that writes nothing (silent) gets no hook at all.
+  if ((levelValues[app.log.level] ?? 0) > levelValues.error) return;
   app.addHook('onResponse', (request, reply, done) => {
     const level = levelOf(reply.statusCode, request.errorCode);
     if ((levelValues[request.log.level] ?? 0) <= levelValues[level]) {
