@@ -92,28 +92,47 @@ export class KeyRateLimiter {
 }
 
 /**
- * Counts failed authentications per source IP. An IP's first `limit` failures in a minute are answered
- * 401; once it has `limit`, every request from it is refused until its minute ends (API.md §2: with 30,
- * the 31st attempt is the first 429).
+ * Failures counted per key in fixed windows: once a key has `limit` failures in its window, it waits until the window
+ * ends. What the IP guard and the account lockout share; they differ in window, limit and names.
  */
-export class AuthFailureGuard {
+class FailureCounter {
   readonly #store: CounterStore;
   readonly #limit: number;
 
-  constructor(limit: number, stores: LimiterStores = memoryStores) {
+  constructor(store: CounterStore, limit: number) {
+    this.#store = store;
     this.#limit = limit;
-    this.#store = stores.counter('authfail');
   }
 
-  /** Seconds the IP must wait, or 0 when it may try. */
-  async blockedFor(ip: string): Promise<number> {
-    const res = await this.#store.get(ip);
+  /** Seconds `key` must wait, or 0 when it may try. */
+  protected async waitSeconds(key: string): Promise<number> {
+    const res = await this.#store.get(key);
     if (!res || res.consumedPoints < this.#limit) return 0;
     return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   }
 
-  async fail(ip: string): Promise<void> {
-    await this.#store.penalty(ip, 1);
+  async fail(key: string): Promise<void> {
+    await this.#store.penalty(key, 1);
+  }
+
+  protected async reset(key: string): Promise<void> {
+    await this.#store.delete(key);
+  }
+}
+
+/**
+ * Counts failed authentications per source IP. An IP's first `limit` failures in a minute are answered
+ * 401; once it has `limit`, every request from it is refused until its minute ends (API.md §2: with 30,
+ * the 31st attempt is the first 429).
+ */
+export class AuthFailureGuard extends FailureCounter {
+  constructor(limit: number, stores: LimiterStores = memoryStores) {
+    super(stores.counter('authfail'), limit);
+  }
+
+  /** Seconds the IP must wait, or 0 when it may try. */
+  blockedFor(ip: string): Promise<number> {
+    return this.waitSeconds(ip);
   }
 }
 
@@ -122,27 +141,17 @@ export class AuthFailureGuard {
  * account until the window ends). Counted per lower-cased email, known or not, so a locked answer says nothing of
  * which emails exist; a successful sign-in starts the count over.
  */
-export class AccountLockout {
-  readonly #store: CounterStore;
-  readonly #limit: number;
-
+export class AccountLockout extends FailureCounter {
   constructor(stores: LimiterStores = memoryStores, limit = 10, windowSeconds = 15 * 60) {
-    this.#limit = limit;
-    this.#store = stores.counter('lockout', windowSeconds);
+    super(stores.counter('lockout', windowSeconds), limit);
   }
 
   /** Seconds the account stays locked, or 0 when it may try. */
-  async lockedFor(account: string): Promise<number> {
-    const res = await this.#store.get(account);
-    if (!res || res.consumedPoints < this.#limit) return 0;
-    return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  lockedFor(account: string): Promise<number> {
+    return this.waitSeconds(account);
   }
 
-  async fail(account: string): Promise<void> {
-    await this.#store.penalty(account, 1);
-  }
-
-  async succeed(account: string): Promise<void> {
-    await this.#store.delete(account);
+  succeed(account: string): Promise<void> {
+    return this.reset(account);
   }
 }
