@@ -185,7 +185,8 @@ function redisUrl(env: Env): string | undefined {
   return raw;
 }
 
-const masterKeyBytes = 32;
+/** The size of the master key, which IX_MASTER_KEY and master.key hold in base64. */
+export const masterKeyBytes = 32;
 
 /** IX_MASTER_KEY, checked here so a bad key stops the start before storage is touched; never repeated in a message. */
 function masterKey(env: Env): string | undefined {

@@ -1,9 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
-import { type Config, ConfigError, loadConfig, sqlitePath } from '../config.ts';
+import { type Config, ConfigError, loadConfig, masterKeyBytes, sqlitePath } from '../config.ts';
+import { isMasterKeyText, masterKeyPath } from '../secrets/master-key.ts';
 import { migrate, openStorage } from '../storage/database.ts';
 import { type CliIo, jsonOption as json, wantsHelp } from './io.ts';
 
@@ -168,26 +169,19 @@ async function checkRedis(redisUrl: string | undefined): Promise<Check> {
   }
 }
 
-const isKey = (text: string) => Buffer.from(text.trim(), 'base64').length === 32;
 const newKeyHint = 'e.g. `openssl rand -base64 32` (a different key cannot read secrets stored with the old one)';
 
 /** The rules of loadMasterKey, read-only: it would create master.key, this only looks. */
 function checkMasterKey(config: Config): Check {
   const name = 'master key';
-  if (config.masterKey) {
-    return isKey(config.masterKey)
-      ? ok(name, 'IX_MASTER_KEY holds 32 bytes')
-      : problem(
-          name,
-          `IX_MASTER_KEY must be base64 of exactly 32 bytes: set it to the key your secrets were stored with, ${newKeyHint}`,
-        );
-  }
+  // A malformed IX_MASTER_KEY never gets here: loadConfig refuses it (the configuration check).
+  if (config.masterKey) return ok(name, `IX_MASTER_KEY holds ${masterKeyBytes} bytes`);
   if (!config.databaseUrl.startsWith('sqlite:')) {
     return problem(name, `IX_MASTER_KEY is required with PostgreSQL: set it to base64 of 32 bytes, ${newKeyHint}`);
   }
   const database = sqlitePath(config.databaseUrl);
   if (database === ':memory:') return ok(name, 'in-memory SQLite: each process makes its own key');
-  const path = join(dirname(database), 'master.key');
+  const path = masterKeyPath(dirname(database));
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat === undefined) {
     return problem(
@@ -207,8 +201,11 @@ function checkMasterKey(config: Config): Check {
   } catch (error) {
     return problem(name, `cannot read ${path} (${errorText(error)}): run doctor and serve as the user that owns it`);
   }
-  if (!isKey(text))
-    return problem(name, `${path} does not hold base64 of exactly 32 bytes: restore it from a backup, or set IX_MASTER_KEY`);
+  if (!isMasterKeyText(text))
+    return problem(
+      name,
+      `${path} does not hold base64 of exactly ${masterKeyBytes} bytes: restore it from a backup, or set IX_MASTER_KEY`,
+    );
   return ok(name, `${path} (mode ${mode}, IX_MASTER_KEY unset)`);
 }
 
