@@ -31,12 +31,16 @@ interface Target {
   pid: number;
 }
 
-interface Row {
+/** One measured target: requests per second, latency percentiles (ms) and failed requests. */
+export interface LoadRow {
   name: string;
   rps: number;
   p50: number;
   p99: number;
   failures: number;
+}
+
+interface Row extends LoadRow {
   peakRssMiB: number;
 }
 

@@ -27,7 +27,7 @@ import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
-import { runExecutePath } from './execute-path.ts';
+import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
 
 interface Scenario {
   name: string;
@@ -35,14 +35,6 @@ interface Scenario {
   method?: string;
   headers?: Record<string, string>;
   body?: () => string;
-}
-
-interface Row {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  failures: number;
 }
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 4000);
