@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { isCidr } from './egress/policy.ts';
 
 /** Everything the service reads from its environment, parsed once and frozen. */
 export interface Config {
@@ -95,14 +96,6 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false (or 1 or 0), got "${raw}"`);
-}
-
-function isCidr(item: string): boolean {
-  const [address, prefix, extra] = item.split('/');
-  const family = isIP(address);
-  const max = family === 6 ? 128 : 32;
-  const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
-  return family !== 0 && validPrefix && extra === undefined;
 }
 
 function splitList(raw: string): string[] {

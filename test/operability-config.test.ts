@@ -45,6 +45,8 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_EGRESS_ALLOW_PRIVATE', value: 'yes', says: 'true or false' },
   { name: 'IX_EGRESS_ALLOW', value: '10.0.0.0/8, example.com', says: 'not an address or CIDR' },
   { name: 'IX_EGRESS_DENY', value: '300.1.2.3', says: 'not an address or CIDR' },
+  // An address with a zone: Node's isIP takes it, the egress policy cannot (it stopped the start with a TypeError).
+  { name: 'IX_EGRESS_DENY', value: 'fe80::1%eth0', says: 'not an address or CIDR' },
   { name: 'IX_UPSTREAM_MAX_BYTES', value: '10', says: 'from 1024 to' },
   { name: 'REDIS_URL', value: 'http://:s3cretpw@cache:6379', says: 'redis:// or rediss://' },
   { name: 'REDIS_URL', value: 'redis://:s3cretpw@cache:port', says: 'percent-encode' },

@@ -67,6 +67,19 @@ function parseCidr(cidr: string): Cidr {
   return { network: address & ~((1n << BigInt(128 - prefix)) - 1n), prefix };
 }
 
+/**
+ * Whether `text` is an address or a CIDR this policy reads (`10.0.0.0/8`, `fd00::/8`, `192.0.2.7`): what loadConfig
+ * checks IX_EGRESS_ALLOW, IX_EGRESS_DENY and IX_TRUST_PROXY's addresses with, so that a list it accepts never fails later.
+ */
+export function isCidr(text: string): boolean {
+  try {
+    parseCidr(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function inCidr(address: Address, { network, prefix }: Cidr): boolean {
   return address >> BigInt(128 - prefix) === network >> BigInt(128 - prefix);
 }
