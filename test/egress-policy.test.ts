@@ -93,6 +93,50 @@ describe('egress policy (API.md section 8)', () => {
     );
   });
 
+  test('multicast, broadcast, reserved and discard-only ranges are always refused', () => {
+    const never = {
+      '224.0.0.1': false,
+      '239.255.255.250': false,
+      '240.0.0.1': false,
+      '255.255.255.255': false,
+      '::ffff:255.255.255.255': false,
+      'ff02::1': false,
+      'ff0e::101': false,
+      '100::': false,
+      '100::ffff:ffff:ffff:ffff': false,
+      '64:ff9b::e000:1': false,
+      '223.255.255.255': true,
+      'fe7f::1': true,
+      '100:0:0:1::': true,
+    };
+    assertTable({ allowPrivate: true }, never);
+    assertTable({ allowPrivate: false, allow: ['224.0.0.0/4', 'ff00::/8', '255.255.255.255'] }, never);
+  });
+
+  test('benchmarking and documentation ranges and SIIT forms of private addresses are refused with allowPrivate=false', () => {
+    const table = {
+      '198.18.0.1': false,
+      '198.19.255.255': false,
+      '198.17.255.255': true,
+      '198.20.0.0': true,
+      '192.0.2.1': false,
+      '198.51.100.1': false,
+      '203.0.113.1': false,
+      '2001:db8::1': false,
+      '2001:db8:ffff::1': false,
+      '2001:db9::1': true,
+      // SIIT's IPv4-translated form ::ffff:0:a.b.c.d (RFC 2765) carries the IPv4 address in its last 32 bits.
+      '::ffff:0:7f00:1': false,
+      '::ffff:0:127.0.0.1': false,
+      '::ffff:0:a00:1': false,
+      '::ffff:0:5db8:d822': true,
+    };
+    assertTable({ allowPrivate: false }, table);
+    assertTable({ allowPrivate: true }, Object.fromEntries(Object.keys(table).map((address) => [address, true])));
+    assertTable({ allowPrivate: false, allow: ['198.18.0.0/15'] }, { '198.18.4.4': true, '198.51.100.1': false });
+    assertTable({ allowPrivate: true }, { '::ffff:0:a9fe:a9fe': false });
+  });
+
   test('IX_EGRESS_DENY refuses, and beats IX_EGRESS_ALLOW and allowPrivate', () => {
     assertTable(
       { allowPrivate: true, deny: ['10.0.0.0/8', '203.0.113.0/24'], allow: ['203.0.113.5'] },
@@ -118,7 +162,7 @@ describe('egress policy (API.md section 8)', () => {
         '127.0.0.2': false,
         'fd00:1234::9': true,
         'fd00:1235::9': false,
-        '198.51.100.1': true,
+        '93.184.216.34': true,
       },
     );
   });
@@ -338,7 +382,8 @@ describe('egress policy: an IPv6 address that embeds an IPv4 address is judged a
       'fec0::': false,
       'fec0::1': false,
       'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff': false,
-      'ff00::1': true,
+      // ff00::/8 is multicast: refused always.
+      'ff00::1': false,
     };
     assertTable({ allowPrivate: false }, table);
     assertTable(

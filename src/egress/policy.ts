@@ -84,10 +84,24 @@ function inCidr(address: Address, { network, prefix }: Cidr): boolean {
   return address >> BigInt(128 - prefix) === network >> BigInt(128 - prefix);
 }
 
-/** Link-local and cloud-metadata ranges: refused whatever the configuration says. */
-const ALWAYS_REFUSED = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254'].map(parseCidr);
+/**
+ * Refused whatever the configuration says: link-local and cloud metadata, and the ranges where no upstream can answer
+ * a request at all (multicast, the reserved 240.0.0.0/4 with the broadcast address, IPv6's discard-only prefix).
+ */
+const ALWAYS_REFUSED = [
+  '169.254.0.0/16',
+  'fe80::/10',
+  'fd00:ec2::254',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  'ff00::/8',
+  '100::/64',
+].map(parseCidr);
 
-/** Private, loopback, CGNAT and unspecified ranges: refused when `allowPrivate` is false. */
+/**
+ * Refused when `allowPrivate` is false: private, loopback, CGNAT and unspecified ranges, and the benchmarking and
+ * documentation ranges, which no public service lives in (a lab network may use them; IX_EGRESS_ALLOW names them).
+ */
 const PRIVATE = [
   '10.0.0.0/8',
   '172.16.0.0/12',
@@ -99,6 +113,11 @@ const PRIVATE = [
   '::',
   'fc00::/7',
   'fec0::/10',
+  '198.18.0.0/15',
+  '192.0.2.0/24',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '2001:db8::/32',
 ].map(parseCidr);
 
 /** Addresses the kernel treats as loopback: a connection to `0.0.0.0` or `::` goes to the host itself. */
@@ -107,11 +126,13 @@ const LOOPBACK = parseAddress('127.0.0.1')!;
 
 /**
  * The IPv6 prefixes that carry an IPv4 address, and where: IPv4-compatible (`::` and `::1` among
- * them), NAT64 well-known and local-use (RFC 8215), 6to4, and Teredo (server in bits 32..63,
- * client in the last 32 bits XOR 0xffffffff). The IPv4-mapped form needs no entry: it is IPv4.
+ * them), SIIT's IPv4-translated form (`::ffff:0:a.b.c.d`, RFC 2765), NAT64 well-known and local-use
+ * (RFC 8215), 6to4, and Teredo (server in bits 32..63, client in the last 32 bits XOR 0xffffffff).
+ * The IPv4-mapped form needs no entry: it is IPv4.
  */
 const EMBEDDINGS: readonly (readonly [Cidr, (address: Address) => Address[]])[] = [
   [parseCidr('::/96'), (a) => [a & LOW_32]],
+  [parseCidr('::ffff:0:0:0/96'), (a) => [a & LOW_32]],
   [parseCidr('64:ff9b::/96'), (a) => [a & LOW_32]],
   [parseCidr('64:ff9b:1::/48'), (a) => [a & LOW_32]],
   [parseCidr('2002::/16'), (a) => [(a >> 80n) & LOW_32]],
