@@ -53,7 +53,7 @@ describe('people: access tokens on tenant endpoints', () => {
     const valid = decodeJwt(ada);
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ ...valid, iat: now, exp: now + 600, ...claims })
-      .setProtectedHeader({ alg: 'EdDSA', kid, ...header })
+      .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT', ...header })
       .sign(key);
   }
 
@@ -143,6 +143,28 @@ describe('people: access tokens on tenant endpoints', () => {
     }
     // The real token still works: nothing above was refused for another reason.
     assertOk(await me(ada));
+  });
+
+  test('a token this service could not have issued is refused: iat ahead, a lifetime over the TTL, another typ', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    // The forgery helper itself makes tokens that pass: what is refused below is refused for the claim changed.
+    assertOk(await me(await forged({})));
+    assertOk(await me(await forged({ iat: now + 30, exp: now + 600 }))); // iat within the skew
+    assertOk(await me(await forged({ iat: now, exp: now + 900 + 60 }))); // the TTL plus the skew
+    const refused = {
+      iatAnHourAhead: await forged({ iat: now + 3600, exp: now + 3600 + 600 }),
+      iatTwoMinutesAhead: await forged({ iat: now + 120, exp: now + 600 }),
+      tenYears: await forged({ iat: now, exp: now + 10 * 365 * 86_400 }),
+      ttlPlusSkewPlusOne: await forged({ iat: now, exp: now + 900 + 61 }),
+      backdatedIat: await forged({ iat: now - 86_400, exp: now + 600 }),
+      noTyp: await forged({}, { typ: undefined }),
+      otherTyp: await forged({}, { typ: 'at+jwt' }),
+    };
+    for (const [why, token] of Object.entries(refused)) {
+      const res = await me(token);
+      assert.equal(res.statusCode, 401, `${why}: ${res.body}`);
+      assertError(res, 401, 'invalid_credentials');
+    }
   });
 
   test('an expired token: 401 expired_credentials (and an expired forgery is still invalid_credentials)', async () => {

@@ -34,6 +34,9 @@ function loadJose(): Promise<Jose> {
 
 const invalid = () => new ApiError('invalid_credentials', 'The access token is not valid; sign in again.');
 
+/** Seconds of clock difference between instances tolerated when judging `iat` and a token's lifetime. */
+export const clockSkewSeconds = 60;
+
 /**
  * Short-lived JWT access tokens (EdDSA, `kid` header), signed with the current key of `SigningKeys`.
  *
@@ -67,8 +70,11 @@ export class AccessTokens {
   }
 
   /**
-   * The claims of a token this service signed, or the 401 that says why not. Only EdDSA with a known `kid` is
-   * accepted (so neither `none` nor an HMAC keyed with a public key gets through); `iss` and `aud` must be ours.
+   * The claims of a token this service signed, or the 401 that says why not. Only EdDSA with a known `kid` and
+   * `typ: JWT` is accepted (so neither `none` nor an HMAC keyed with a public key gets through); `iss` and `aud` must
+   * be ours. A token must also be one this service could have issued: `iat` not ahead of now and a lifetime
+   * (`exp - iat`) no longer than IX_ACCESS_TOKEN_TTL_SECONDS, each give or take `clockSkewSeconds`; a correctly
+   * signed token that claims ten years (a leaked signing key, a bug) is refused rather than trusted that long.
    */
   async verify(token: string): Promise<AccessClaims> {
     if (!looksLikeJwt(token)) throw invalid();
@@ -81,9 +87,17 @@ export class AccessTokens {
           if (!key) throw invalid();
           return key;
         },
-        { algorithms: [signingAlgorithm], issuer: tokenIssuer, audience: tokenAudience, requiredClaims: ['sub', 'exp', 'iat'] },
+        {
+          algorithms: [signingAlgorithm],
+          typ: 'JWT',
+          issuer: tokenIssuer,
+          audience: tokenAudience,
+          requiredClaims: ['sub', 'exp', 'iat'],
+        },
       );
       if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') throw invalid();
+      const { iat = 0, exp = 0 } = payload;
+      if (iat > Date.now() / 1000 + clockSkewSeconds || exp - iat > this.ttlSeconds + clockSkewSeconds) throw invalid();
       return { userId: payload.sub, sessionId: payload.sid };
     } catch (error) {
       if (error instanceof errors.JWTExpired) {
