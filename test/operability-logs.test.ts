@@ -10,6 +10,7 @@ import { UsageRecorder } from '../src/auth/usage-recorder.ts';
 import { defineConnector } from '../src/connectors/connector.ts';
 import { builtInConnectors } from '../src/connectors/registry.ts';
 import { WsdlCache } from '../src/connectors/soap/wsdl-cache.ts';
+import { levelOf } from '../src/http/request-log.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { assertError } from './helpers/assertions.ts';
@@ -167,6 +168,14 @@ describe('operability: one log line per request, and the metrics of executes', (
     assertError(missing, 404, 'not_found');
     const [notFound] = linesOf(missing);
     assert.deepEqual([notFound.integration_id, notFound.operation, notFound.error_code], ['nope', 'receive', 'not_found']);
+  });
+
+  test('levels: a shutdown’s 503 is info, an unexpected 5xx is error, an upstream’s failure warn', () => {
+    assert.equal(levelOf(503, 'service_unavailable'), 'info');
+    assert.equal(levelOf(500, 'internal_error'), 'error');
+    assert.equal(levelOf(503, null), 'error');
+    assert.equal(levelOf(504, 'upstream_timeout'), 'warn');
+    assert.equal(levelOf(429, 'rate_limited'), 'info');
   });
 
   test('no secret reaches the logs: not the API key, not a stored token, not an upstream’s echo of it', () => {

@@ -128,5 +128,11 @@ describe('usage counts after a graceful shutdown', () => {
     );
     assert.ok(served >= 100);
     assert.equal((await storedKey(setup)).usage.request_count, served);
+    // A shutdown is no bug: its 503s are logged at info, so nothing at error (LOG_LEVEL is warn here).
+    const errors = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && JSON.parse(line).level >= 50);
+    assert.deepEqual(errors, []);
   });
 });

@@ -35,9 +35,16 @@ const upstreamCodes = new Set([
 /** pino's level values: a line is written when its level's value is at least the logger's. */
 const levelValues: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 
-/** `error` for our own failures (a 500), `warn` for an upstream's, `info` for everything else, 4xx included. */
+/** 5xx answers that are no failure of ours: the instance says it is shutting down or not ready, as designed. */
+const expectedUnavailable = new Set(['service_unavailable']);
+
+/**
+ * `error` for our own failures (a 500, or any other 5xx we did not mean), `warn` for an upstream's, `info` for
+ * everything else: 4xx, and a 503 while the instance shuts down.
+ */
 export function levelOf(status: number, errorCode: string | null): 'error' | 'warn' | 'info' {
   if (errorCode !== null && upstreamCodes.has(errorCode)) return 'warn';
+  if (errorCode !== null && expectedUnavailable.has(errorCode)) return 'info';
   if (status >= 500) return 'error';
   return 'info';
 }
