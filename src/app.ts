@@ -42,6 +42,7 @@ import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
 import { registerTracing } from './telemetry/http.ts';
+import { AnswerWorkers } from './transport/answer-workers.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -253,6 +254,7 @@ async function assemble(
       dispatcher,
       upstreamMaxBytes: config.upstreamMaxBytes,
       log: app.log,
+      workers: new AnswerWorkers(),
     },
     registry,
     integrations: new IntegrationCache(),
@@ -286,6 +288,7 @@ async function assemble(
     await ctx.executions.close();
     await ctx.usage.close();
     await dispatcher.close();
+    await ctx.connectors.workers.close();
     keyChanges?.close();
     redis?.disconnect();
     if (ownsStorage) await storage.close();

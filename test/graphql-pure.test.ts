@@ -3,11 +3,19 @@ import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { hasVariable, parseOperation } from '../src/connectors/graphql/document.ts';
 import { assertCursorVariableDeclared, paginate } from '../src/connectors/graphql/pagination.ts';
-import { countNonNullRootFields, extractRecords, parseRecordsPath } from '../src/connectors/graphql/records.ts';
+import {
+  countNonNullRootFields,
+  extractRecords,
+  type PageInfo,
+  pageOfAnswer,
+  parseRecordsPath,
+  type RecordsPage,
+} from '../src/connectors/graphql/records.ts';
 import { type GraphqlAnswer, readGraphqlResponse } from '../src/connectors/graphql/response.ts';
 import { resolveGraphqlUrl, withoutCredentials } from '../src/connectors/graphql/url.ts';
 import { ApiError, type ValidationIssue } from '../src/errors.ts';
 import { bodyExcerpt } from '../src/transport/excerpt.ts';
+import { RawJson, serializeReply } from '../src/transport/raw-json.ts';
 import { apiError } from './helpers/assertions.ts';
 
 /** Asserts a `validation_failed` with exactly one issue on `path` whose message matches `message`. */
@@ -512,7 +520,7 @@ describe('readGraphqlResponse: normalising the upstream answer', () => {
 
 describe('paginate: following Relay pageInfo', () => {
   /** A fake upstream: `pages[i]` answers the i-th call; every call's `after` is recorded. */
-  function fakeUpstream(pages: GraphqlAnswer[]) {
+  function fakeUpstream(pages: GraphqlAnswer[], recordsPath?: string) {
     const calls: Array<string | null> = [];
     return {
       calls,
@@ -520,7 +528,7 @@ describe('paginate: following Relay pageInfo', () => {
         calls.push(after);
         const page = pages[calls.length - 1];
         assert.ok(page, `unexpected call ${calls.length} with after=${after}`);
-        return page;
+        return pageOfAnswer(page, recordsPath);
       },
     };
   }
@@ -538,14 +546,14 @@ describe('paginate: following Relay pageInfo', () => {
     const result = await paginate(upstream.fetchPage, { maxPages: 10 });
     assert.deepEqual(upstream.calls, [null, 'c2', 'c4']);
     assert.deepEqual(
-      result.records.map((record) => (record as { id: number }).id),
+      (result.records as unknown[]).map((record) => (record as { id: number }).id),
       [1, 2, 3, 4, 5],
     );
     assert.equal(result.pages, 3);
     assert.equal(result.totalSize, 5);
     assert.equal(result.stoppedBy, 'last_page');
     assert.deepEqual(result.errors, []);
-    assert.equal(result.lastData, pages[2].data);
+    assert.equal(result.count, 5);
   });
 
   test('stops at the page cap', async () => {
@@ -579,7 +587,7 @@ describe('paginate: following Relay pageInfo', () => {
     const result = await paginate(upstream.fetchPage, { maxPages: 100 });
     assert.deepEqual(upstream.calls, [null, 'a', 'b']);
     assert.equal(result.stoppedBy, 'repeated_cursor');
-    assert.equal(result.records.length, 3);
+    assert.equal((result.records as unknown[]).length, 3);
   });
 
   test('the same cursor answered twice in a row stops at once', async () => {
@@ -614,22 +622,58 @@ describe('paginate: following Relay pageInfo', () => {
     ]);
     const result = await paginate(upstream.fetchPage, { maxPages: 10 });
     assert.deepEqual(result.errors, [{ message: 'p1' }, { message: 'p3a' }, { message: 'p3b' }]);
-    assert.equal(result.records.length, 3);
+    assert.equal((result.records as unknown[]).length, 3);
   });
 
   test('records_path applies to every page', async () => {
     const wrap = (ids: number[], pageInfo: unknown) => ({ data: { viewer: { repos: { nodes: ids, pageInfo } } } });
-    const upstream = fakeUpstream([wrap([1, 2], { hasNextPage: true, endCursor: 'a' }), wrap([3], { hasNextPage: false })]);
-    const result = await paginate(upstream.fetchPage, { recordsPath: 'viewer.repos', maxPages: 10 });
+    const upstream = fakeUpstream(
+      [wrap([1, 2], { hasNextPage: true, endCursor: 'a' }), wrap([3], { hasNextPage: false })],
+      'viewer.repos',
+    );
+    const result = await paginate(upstream.fetchPage, { maxPages: 10 });
     assert.deepEqual(result.records, [1, 2, 3]);
+  });
+
+  test('pages read as text (by a worker thread) and pages read here join into one array, in order', async () => {
+    const asText = (ids: number[], pageInfo: PageInfo): RecordsPage => ({
+      records: { text: Buffer.from(JSON.stringify(ids.map((id) => ({ id })))), count: ids.length },
+      totalSize: ids.length,
+      pageInfo,
+    });
+    const pages: RecordsPage[] = [
+      pageOfAnswer(page([1, 2], { hasNextPage: true, endCursor: 'a' })),
+      asText([3, 4, 5], { hasNextPage: true, endCursor: 'b' }),
+      asText([], { hasNextPage: true, endCursor: 'c' }),
+      pageOfAnswer(page([6], { hasNextPage: false, endCursor: null })),
+    ];
+    const joined: unknown[][] = [];
+    const result = await paginate(async () => pages.shift() as RecordsPage, {
+      maxPages: 10,
+      membersText: (records) => {
+        joined.push(records);
+        return Buffer.from(JSON.stringify(records).slice(1, -1));
+      },
+    });
+    assert.ok(result.records instanceof RawJson);
+    assert.equal(result.count, 6);
+    assert.equal(result.totalSize, 6);
+    const reply = { data: { data: result.records } };
+    const written = serializeReply(reply, JSON.stringify(reply));
+    assert.ok(written);
+    assert.equal(written.byteLength, Buffer.concat(written.chunks).length);
+    assert.deepEqual(JSON.parse(String(Buffer.concat(written.chunks))), {
+      data: { data: [1, 2, 3, 4, 5, 6].map((id) => ({ id })) },
+    });
+    assert.deepEqual(joined, [[{ id: 1 }, { id: 2 }], [{ id: 6 }]], 'the pages read here are written by membersText');
   });
 
   test('an error on any page ends the whole call', async () => {
     let calls = 0;
-    const fetchPage = async (): Promise<GraphqlAnswer> => {
+    const fetchPage = async (): Promise<RecordsPage> => {
       calls++;
       if (calls === 2) throw new ApiError('graphql_errors', 'page two failed');
-      return page([calls], { hasNextPage: true, endCursor: `c${calls}` });
+      return pageOfAnswer(page([calls], { hasNextPage: true, endCursor: `c${calls}` }));
     };
     await assert.rejects(paginate(fetchPage, { maxPages: 10 }), { code: 'graphql_errors', message: 'page two failed' });
   });

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { parseOperation } from '../src/connectors/graphql/document.ts';
 import { paginate } from '../src/connectors/graphql/pagination.ts';
+import { pageOfAnswer } from '../src/connectors/graphql/records.ts';
 import { readGraphqlResponse } from '../src/connectors/graphql/response.ts';
 import { resolveGraphqlUrl } from '../src/connectors/graphql/url.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
@@ -215,15 +216,15 @@ describe('the pure parts against the real server', () => {
     const query =
       'query Page($after: String) { users(first: 5, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } totalCount } broken }';
     assert.ok(parseOperation({ document: query, field: 'query' }).variableNames.includes('after'));
-    const result = await paginate((cursor) => answer(url, { query, variables: { after: cursor } }), {
-      recordsPath: 'users',
-      maxPages: 10,
-    });
+    const result = await paginate(
+      async (cursor) => pageOfAnswer(await answer(url, { query, variables: { after: cursor } }), 'users'),
+      { maxPages: 10 },
+    );
     assert.equal(result.pages, 5);
     assert.equal(result.stoppedBy, 'last_page');
     assert.equal(result.totalSize, 23);
     assert.deepEqual(
-      result.records.map((record) => (record as { id: string }).id),
+      (result.records as unknown[]).map((record) => (record as { id: string }).id),
       Array.from({ length: 23 }, (_, i) => String(i + 1)),
     );
     assert.equal(result.errors.length, 5, 'the broken field errs once per page');

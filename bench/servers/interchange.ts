@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { build } from '../../src/app.ts';
 import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
@@ -23,7 +24,9 @@ import { insertTenant } from '../../src/storage/tenants.ts';
 import { passthroughHandler } from './passthrough-handler.ts';
 
 const upstreamUrl = process.argv[2];
-if (!upstreamUrl) throw new Error('usage: node bench/servers/interchange.ts UPSTREAM_URL');
+/** Optional: an upstream of large pages for a second tenant, `bulk`, with the integration `big` (bench/event-loop.ts). */
+const bulkUpstreamUrl = process.argv[3];
+if (!upstreamUrl) throw new Error('usage: node bench/servers/interchange.ts UPSTREAM_URL [BULK_UPSTREAM_URL]');
 const tempDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'ix-bench-server-'));
 const config = loadConfig({
   DATABASE_URL: process.env.DATABASE_URL ?? `sqlite:${join(tempDir ?? '', 'ix.db')}`,
@@ -43,6 +46,17 @@ app.post<{ Body: { query: string } }>(
   passthroughHandler(upstreamUrl, dispatcher),
 );
 
+// How long this process's event loop was held since the last call (then started over), in ms: what every other
+// request waited at worst. For bench/event-loop.ts; sampled every 10 ms.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+app.get('/bench/event-loop', async () => {
+  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+  const answer = { max_ms: ms(loopDelay.max), p99_ms: ms(loopDelay.percentile(99)), p50_ms: ms(loopDelay.percentile(50)) };
+  loopDelay.reset();
+  return answer;
+});
+
 const tenant = await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
 if (!tenant) throw new Error('tenant bench exists already: DATABASE_URL must name an empty database');
 const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, maxRateLimitPerMinute);
@@ -55,6 +69,22 @@ const put = await app.inject({
 });
 if (put.statusCode !== 201) throw new Error(`integration g not created: ${put.body}`);
 
+let bulk: { url: string; headers: Record<string, string> } | undefined;
+if (bulkUpstreamUrl) {
+  const bulkTenant = await insertTenant(storage.db, { id: 'bulk', name: 'Bulk', type: 'production' });
+  if (!bulkTenant) throw new Error('tenant bulk exists already');
+  const bulkKey = await createApiKey(storage.db, bulkTenant, { scopes: ['*'] }, maxRateLimitPerMinute);
+  const bulkHeaders = { 'x-api-key': bulkKey.key, 'x-tenant-id': 'bulk', 'content-type': 'application/json' };
+  const created = await app.inject({
+    method: 'PUT',
+    url: '/api/v1/integrations/big',
+    headers: bulkHeaders,
+    payload: { connector: 'graphql-1.0.0', config: { base_url: bulkUpstreamUrl } },
+  });
+  if (created.statusCode !== 201) throw new Error(`integration big not created: ${created.body}`);
+  bulk = { url: '/api/v1/integrations/big/execute', headers: bulkHeaders };
+}
+
 const origin = await app.listen({ host: '127.0.0.1', port: 0 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, async () => {
@@ -65,4 +95,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.exit(0);
   });
 }
-console.log(JSON.stringify({ url: `${origin}/api/v1/integrations/g/execute`, headers, pipelineUrl: `${origin}/bench/pipeline` }));
+console.log(
+  JSON.stringify({
+    url: `${origin}/api/v1/integrations/g/execute`,
+    headers,
+    pipelineUrl: `${origin}/bench/pipeline`,
+    loopUrl: `${origin}/bench/event-loop`,
+    ...(bulk && { bulk: { url: `${origin}${bulk.url}`, headers: bulk.headers } }),
+  }),
+);

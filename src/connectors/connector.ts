@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
 import type { ValidationIssue } from '../errors.ts';
+import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
 
 /** The five operations of the execute endpoint; sync and batch are composed from send and receive by the executor. */
@@ -22,11 +23,17 @@ export interface SharedConnectorContext {
   dispatcher: Dispatcher;
   upstreamMaxBytes: number;
   log: FastifyBaseLogger;
+  /** The worker threads that read large answers off the event loop. */
+  workers: AnswerWorkers;
 }
 
-/** What a connection runs with: the shared plumbing and this execute's own budget, which every upstream request spends. */
+/**
+ * What a connection runs with: the shared plumbing, this execute's own budget, which every upstream request spends, and
+ * the integration's secret values, which whatever it makes into text off the main thread must be redacted of.
+ */
 export interface ConnectorContext extends SharedConnectorContext {
   budget: ExecuteBudget;
+  secrets: readonly string[];
 }
 
 /** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */

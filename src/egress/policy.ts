@@ -88,15 +88,9 @@ function inCidr(address: Address, { network, prefix }: Cidr): boolean {
  * Refused whatever the configuration says: link-local and cloud metadata, and the ranges where no upstream can answer
  * a request at all (multicast, the reserved 240.0.0.0/4 with the broadcast address, IPv6's discard-only prefix).
  */
-const ALWAYS_REFUSED = [
-  '169.254.0.0/16',
-  'fe80::/10',
-  'fd00:ec2::254',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-  'ff00::/8',
-  '100::/64',
-].map(parseCidr);
+const ALWAYS_REFUSED = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254', '224.0.0.0/4', '240.0.0.0/4', 'ff00::/8', '100::/64'].map(
+  parseCidr,
+);
 
 /**
  * Refused when `allowPrivate` is false: private, loopback, CGNAT and unspecified ranges, and the benchmarking and

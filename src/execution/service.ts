@@ -10,6 +10,7 @@ import { newExecutionId } from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
 import { traceExecute, tracingOn } from '../telemetry/spans.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
+import { type ReplyChunks, serializeReply } from '../transport/raw-json.ts';
 import { TenantConcurrency } from './concurrency.ts';
 import { checkExecuteRequest, runExecute } from './executor.ts';
 
@@ -30,8 +31,8 @@ export interface ExecuteCall {
 /** What the caller gets, and what the idempotency layer needs to know of it. */
 export interface ExecuteAnswer {
   status: number;
-  /** The reply body as sent, secrets redacted. */
-  text: string;
+  /** The reply body as sent, secrets redacted: text, or chunks when a large answer was read off the main thread. */
+  body: string | ReplyChunks;
   /** Whether a write may have reached the upstream: such a failure is kept for replay, never given back. */
   reachedUpstream: boolean;
   /** Milliseconds spent on upstream requests, and in all (for Server-Timing). */
@@ -45,7 +46,7 @@ export interface ExecuteAnswer {
 
 interface Outcome {
   status: number;
-  text: string;
+  body: string | ReplyChunks;
   messageCount: number;
   errorCode: string | null;
   errorMessage: string | null;
@@ -75,7 +76,7 @@ function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[])
   const { value, text } = redactReply(body, secrets);
   return {
     status: error.status,
-    text,
+    body: text,
     messageCount: 0,
     errorCode: error.code,
     errorMessage: value.error.message,
@@ -154,11 +155,12 @@ export class ExecutionService {
       checkExecuteRequest(definition, call.operation, call.fields);
       const integration = this.#resolved(definition, stored, masterKey);
       secrets = secretValues(definition, integration);
-      const connection = definition.connect(integration, { ...this.#ctx.connectors, budget });
+      const connection = definition.connect(integration, { ...this.#ctx.connectors, budget, secrets });
       const result = await runExecute(definition, connection, call.operation, call.fields, budget);
       // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
-      const { text } = redactReply(successBody(result), secrets);
-      outcome = { status: 200, text, messageCount: result.messageCount, errorCode: null, errorMessage: null, errorDetails: null };
+      const { value, text } = redactReply(successBody(result), secrets);
+      const body = serializeReply(value, text) ?? text;
+      outcome = { status: 200, body, messageCount: result.messageCount, errorCode: null, errorMessage: null, errorDetails: null };
     } catch (thrown) {
       outcome = failure(call, thrown, secrets);
     }
@@ -183,7 +185,7 @@ export class ExecutionService {
     });
     return {
       status: outcome.status,
-      text: outcome.text,
+      body: outcome.body,
       reachedUpstream: budget.wroteUpstream,
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,

@@ -1,8 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import { type Operation, operations } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import { type ExecuteAnswer, ExecutionService } from '../execution/service.ts';
+import type { ReplyChunks } from '../transport/raw-json.ts';
 import { executeBody } from './openapi-connectors.ts';
 import { bodyFailures, documentedBody, failures, idParams, reply, security, tenantFailures } from './schemas.ts';
 
@@ -35,6 +37,16 @@ const failureMeanings = {
     '`upstream_invalid_response`, `upstream_response_too_large` or `upstream_unreachable`.',
   504: '`upstream_timeout`: the upstream, or the whole execute (`details.scope: "execute"`), ran out of time.',
 } as const;
+
+/**
+ * A reply of chunks (a large answer read off the main thread) goes out as they are, one after the other, without being
+ * copied into one buffer; joined only when the idempotency layer keeps it for replay.
+ */
+function replyBody(request: FastifyRequest, reply: FastifyReply, body: ReplyChunks): Buffer | Readable {
+  if (request.idempotencyClaim) return Buffer.concat(body.chunks, body.byteLength);
+  reply.header('content-length', body.byteLength);
+  return Readable.from(body.chunks, { objectMode: false });
+}
 
 /** `Server-Timing` (W3C): the time spent on upstream requests and in Interchange, so a caller sees what the gateway costs. */
 function serverTiming(answer: ExecuteAnswer): string {
@@ -101,11 +113,8 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
         connector: answer.connector,
         upstream_ms: answer.upstreamMs,
       };
-      return reply
-        .code(answer.status)
-        .header('server-timing', serverTiming(answer))
-        .type('application/json; charset=utf-8')
-        .send(answer.text);
+      reply.code(answer.status).header('server-timing', serverTiming(answer)).type('application/json; charset=utf-8');
+      return reply.send(typeof answer.body === 'string' ? answer.body : replyBody(request, reply, answer.body));
     },
   );
 }

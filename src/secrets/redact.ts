@@ -1,3 +1,5 @@
+import { RawJson } from '../transport/raw-json.ts';
+
 /** What a secret becomes wherever upstream text would show it (API.md section 4). */
 export const redactedMark = '[REDACTED]';
 
@@ -56,11 +58,14 @@ function redactString(text: string, secrets: readonly string[], cutTail = false)
   return result;
 }
 
-/** Upstream answers are at most 256 levels deep (API.md section 10), so recursion is bounded. */
+/**
+ * Upstream answers are at most 256 levels deep (API.md section 10), so recursion is bounded. A RawJson was redacted
+ * by the worker that wrote it, and is kept as it is.
+ */
 function redactValue(value: unknown, secrets: readonly string[], key?: string): unknown {
   if (typeof value === 'string') return redactString(value, secrets, key !== undefined && cutFields.has(key));
   if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
-  if (!isRecord(value)) return value;
+  if (!isRecord(value) || value instanceof RawJson) return value;
   // Object.fromEntries defines own properties: a key named __proto__ stays a plain key.
   return Object.fromEntries(
     Object.entries(value).map(([name, item]) => [redactString(name, secrets), redactValue(item, secrets, name)]),

@@ -1,5 +1,8 @@
 import { ApiError, type ValidationIssue } from '../../errors.ts';
-import { sendUpstream } from '../../transport/upstream.ts';
+import { redactReply } from '../../secrets/redact.ts';
+import { offThreadMinBytes } from '../../transport/answer-workers.ts';
+import { RawJson, rawJsonArray } from '../../transport/raw-json.ts';
+import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -8,9 +11,10 @@ import {
   defineConnector,
   type ResolvedIntegration,
 } from '../connector.ts';
+import type { DataMessage, FailureMessage, RecordsMessage } from './answer-worker.ts';
 import { hasVariable, parseOperation } from './document.ts';
 import { paginate } from './pagination.ts';
-import { countNonNullRootFields, extractRecords, parseRecordsPath } from './records.ts';
+import { countNonNullRootFields, pageOfAnswer, parseRecordsPath, type RecordsPage, recordCount } from './records.ts';
 import { type GraphqlAnswer, readGraphqlResponse } from './response.ts';
 import { configProperties, type ReceiveFields, receiveSchema, type SendFields, sendSchema } from './schemas.ts';
 import { resolveGraphqlUrl, withoutCredentials } from './url.ts';
@@ -55,6 +59,21 @@ function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]
   return issues;
 }
 
+/** The module a worker thread reads large answers with. */
+const answerWorker = new URL('./answer-worker.ts', import.meta.url);
+
+/** A failure that a worker thread met, as the ApiError it was there. */
+function failureOf(failure: FailureMessage): ApiError {
+  const error = new ApiError(failure.code, failure.message, failure.details);
+  error.upstreamErrors = failure.upstreamErrors;
+  return error;
+}
+
+/** A worker's text as a Buffer over the same memory. */
+function bufferOf(text: Uint8Array): Buffer {
+  return Buffer.from(text.buffer, text.byteOffset, text.byteLength);
+}
+
 interface Endpoint {
   url: string;
   headers: Readonly<Record<string, string>>;
@@ -88,9 +107,9 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   const { url, headers } = endpointOf(integration);
   const timeoutSeconds = integration.config.timeout_seconds;
 
-  async function post(query: string, variables?: Record<string, unknown>, operationName?: string): Promise<GraphqlAnswer> {
+  function post(query: string, variables?: Record<string, unknown>, operationName?: string): Promise<UpstreamResponse> {
     const body = JSON.stringify({ query, variables: variables ?? {}, ...(operationName && { operationName }) });
-    const response = await sendUpstream(context.dispatcher, {
+    return sendUpstream(context.dispatcher, {
       url,
       method: 'POST',
       headers,
@@ -99,8 +118,44 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       maxBodyBytes: context.upstreamMaxBytes,
       budget: context.budget,
     });
-    return readGraphqlResponse(response.status, response.headers, response.body);
   }
+
+  /** A large answer is read by a worker thread (answer-worker.ts), so that its megabytes never hold the event loop. */
+  function offThread<T>(name: string, response: UpstreamResponse, task: object): Promise<T> {
+    const { status, headers, body } = response;
+    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    return context.workers.run<T>(
+      answerWorker,
+      name,
+      { status, headers, body, secrets: context.secrets, ...task },
+      own ? [body.buffer as ArrayBuffer] : [],
+    );
+  }
+
+  async function readRecords(response: UpstreamResponse, recordsPath: string | undefined): Promise<RecordsPage> {
+    if (response.body.length < offThreadMinBytes) {
+      return pageOfAnswer(readGraphqlResponse(response.status, response.headers, response.body), recordsPath);
+    }
+    const read = await offThread<RecordsMessage>('readRecordsAnswer', response, { recordsPath });
+    if (!read.ok) throw failureOf(read.failure);
+    const { text, count, ...page } = read;
+    return { ...page, records: { text: bufferOf(text), count } };
+  }
+
+  /** A mutation's answer: its data as objects, or as text when a worker thread read it. */
+  async function readData(response: UpstreamResponse): Promise<{ data: unknown; rootFields: number; errors?: unknown[] }> {
+    if (response.body.length < offThreadMinBytes) {
+      const answer = readGraphqlResponse(response.status, response.headers, response.body);
+      return { ...answer, rootFields: countNonNullRootFields(answer.data) };
+    }
+    const read = await offThread<DataMessage>('readDataAnswer', response, {});
+    if (!read.ok) throw failureOf(read.failure);
+    return { data: new RawJson([bufferOf(read.text)]), rootFields: read.rootFields, ...(read.errors && { errors: read.errors }) };
+  }
+
+  /** Records read here as redacted JSON array members, to join pages read by a worker thread. */
+  const membersText = (records: unknown[]) =>
+    Buffer.from(redactReply({ data: records }, context.secrets).text.slice('{"data":['.length, -2));
 
   const withErrors = (result: ConnectorResult, errors: unknown[] | undefined): ConnectorResult =>
     errors && errors.length > 0 ? { ...result, errors } : result;
@@ -108,8 +163,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   return {
     async send(fields) {
       const { mutation, variables, operation_name: operationName } = fields;
-      const answer = await post(mutation, variables, operationName);
-      const messageCount = countNonNullRootFields(answer.data);
+      const answer = await readData(await post(mutation, variables, operationName));
+      const messageCount = answer.rootFields;
       return withErrors(
         { data: { message_count: messageCount, data: answer.data, response: { data: answer.data } }, messageCount },
         answer.errors,
@@ -120,27 +175,29 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
       const request = fields;
       const { query, variables, operation_name: operationName, records_path: recordsPath } = request;
       if (!request.paginate) {
-        const answer = await post(query, variables, operationName);
-        const { records, totalSize } = extractRecords(answer.data, recordsPath);
+        const page = await readRecords(await post(query, variables, operationName), recordsPath);
+        const count = recordCount(page.records);
+        const records = Array.isArray(page.records) ? page.records : rawJsonArray([page.records.text.subarray(1, -1)]);
         return withErrors(
-          { data: { message_count: records.length, data: records, total_size: totalSize }, messageCount: records.length },
-          answer.errors,
+          { data: { message_count: count, data: records, total_size: page.totalSize }, messageCount: count },
+          page.errors,
         );
       }
       const maxPages = (typeof request.paginate === 'object' ? request.paginate.max_pages : undefined) ?? defaultMaxPages;
       const variable = cursorVariableOf(request);
       // The first page goes with the caller's variables as given (a starting cursor included).
       const result = await paginate(
-        (after) => post(query, after === null ? variables : { ...variables, [variable]: after }, operationName),
-        {
-          recordsPath,
-          maxPages,
-        },
+        async (after) =>
+          readRecords(
+            await post(query, after === null ? variables : { ...variables, [variable]: after }, operationName),
+            recordsPath,
+          ),
+        { maxPages, membersText },
       );
       return withErrors(
         {
-          data: { message_count: result.records.length, data: result.records, total_size: result.totalSize, pages: result.pages },
-          messageCount: result.records.length,
+          data: { message_count: result.count, data: result.records, total_size: result.totalSize, pages: result.pages },
+          messageCount: result.count,
         },
         result.errors,
       );
@@ -148,7 +205,9 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 
     async test() {
       const started = performance.now();
-      const answer = await post(introspection);
+      // Read here whatever its size: a test's answer is a few bytes from any real GraphQL service.
+      const response = await post(introspection);
+      const answer: GraphqlAnswer = readGraphqlResponse(response.status, response.headers, response.body);
       const schema = (answer.data as { __schema?: { queryType?: { name?: string } } } | null)?.__schema;
       return {
         data: {

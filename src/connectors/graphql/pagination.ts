@@ -1,7 +1,7 @@
 import { validationFailed } from '../../errors.ts';
+import { type RawJson, rawJsonArray } from '../../transport/raw-json.ts';
 import { hasVariable, type ParsedOperation } from './document.ts';
-import { extractRecords, type PageInfo } from './records.ts';
-import type { GraphqlAnswer } from './response.ts';
+import { type PageInfo, type RecordsPage, recordCount } from './records.ts';
 
 /** The cursor variable when the request names none (API.md §5). */
 export const defaultCursorVariable = 'after';
@@ -12,15 +12,31 @@ export const maxMaxPages = 100;
 export type PaginationStop = 'last_page' | 'no_page_info' | 'no_cursor' | 'repeated_cursor' | 'page_cap';
 
 export interface PaginatedRecords {
-  records: unknown[];
+  /** The records of every page: objects, or JSON text when a page was read by a worker thread. */
+  records: unknown[] | RawJson;
+  count: number;
   /** The first page's `totalCount`, else the number of records over all pages. */
   totalSize: number;
   pages: number;
   /** Partial-success `errors` of every page, in page order. */
   errors: unknown[];
-  /** The last page's data. */
-  lastData: Record<string, unknown>;
   stoppedBy: PaginationStop;
+}
+
+/** Records as JSON array members (`{…},{…}`, already redacted): how pages read here join pages read as text. */
+export type MembersText = (records: unknown[]) => Buffer;
+
+const plainMembers: MembersText = (records) => Buffer.from(JSON.stringify(records).slice(1, -1));
+
+/** The pages' records as one array: objects when every page was read here, else one RawJson of them all. */
+function joinPages(pages: RecordsPage['records'][], membersText: MembersText): unknown[] | RawJson {
+  if (pages.every((page) => Array.isArray(page))) {
+    const records: unknown[] = [];
+    // One by one: spreading a page of 150,000 records into push() overflows the call stack.
+    for (const page of pages) for (const record of page) records.push(record);
+    return records;
+  }
+  return rawJsonArray(pages.map((page) => (Array.isArray(page) ? membersText(page) : page.text.subarray(1, -1))));
 }
 
 /**
@@ -30,34 +46,37 @@ export interface PaginatedRecords {
  * `maxPages`, and also when a page has no `pageInfo`, no `endCursor`, or a cursor already
  * followed (a broken upstream must not loop forever). An error from any page (e.g.
  * `graphql_errors`) ends the whole call: records from earlier pages are not returned half-way.
+ * Pages read by a worker thread come as text; when there is one, the pages read here join it as text too
+ * (`membersText`, which must redact what it writes).
  *
- * @example await paginate((after) => fetchUsers({ after }), { maxPages: 10 })
+ * @example await paginate(async (after) => pageOfAnswer(await fetchUsers({ after })), { maxPages: 10 })
  */
 export async function paginate(
-  fetchPage: (after: string | null) => Promise<GraphqlAnswer>,
-  options: { recordsPath?: string; maxPages: number },
+  fetchPage: (after: string | null) => Promise<RecordsPage>,
+  options: { maxPages: number; membersText?: MembersText },
 ): Promise<PaginatedRecords> {
-  const { maxPages, recordsPath } = options;
+  const { maxPages } = options;
   if (!Number.isSafeInteger(maxPages) || maxPages < 1) {
     throw new RangeError(`maxPages must be a positive integer, not ${maxPages}.`);
   }
-  const records: unknown[] = [];
+  const pageRecords: RecordsPage['records'][] = [];
   const errors: unknown[] = [];
   const followed = new Set<string>();
+  let count = 0;
   let totalCount: number | undefined;
   let after: string | null = null;
   for (let pages = 1; ; pages++) {
     const page = await fetchPage(after);
-    const extracted = extractRecords(page.data, recordsPath);
-    // One by one: spreading a page of 150,000 records into push() overflows the call stack.
-    for (const record of extracted.records) records.push(record);
+    pageRecords.push(page.records);
+    count += recordCount(page.records);
     if (page.errors !== undefined) for (const error of page.errors) errors.push(error);
-    if (pages === 1) totalCount = extracted.totalCount;
-    const stoppedBy = stopReason(extracted.pageInfo, followed, pages, maxPages);
+    if (pages === 1) totalCount = page.totalCount;
+    const stoppedBy = stopReason(page.pageInfo, followed, pages, maxPages);
     if (stoppedBy !== undefined) {
-      return { records, totalSize: totalCount ?? records.length, pages, errors, lastData: page.data, stoppedBy };
+      const records = joinPages(pageRecords, options.membersText ?? plainMembers);
+      return { records, count, totalSize: totalCount ?? count, pages, errors, stoppedBy };
     }
-    after = extracted.pageInfo!.endCursor!;
+    after = page.pageInfo!.endCursor!;
     followed.add(after);
   }
 }

@@ -15,6 +15,37 @@ export interface ExtractedRecords {
   pageInfo?: PageInfo;
 }
 
+/** Records a worker thread has read and serialized: their JSON text (an array), and how many there are. */
+export interface RecordsText {
+  text: Buffer;
+  count: number;
+}
+
+/** One answer's records as a receive uses them, as objects (read here) or as text (read by a worker thread). */
+export interface RecordsPage {
+  records: unknown[] | RecordsText;
+  totalSize: number;
+  totalCount?: number;
+  pageInfo?: PageInfo;
+  /** Partial-success `errors` that came with the page. */
+  errors?: unknown[];
+}
+
+/** How many records a page holds. */
+export function recordCount(records: RecordsPage['records']): number {
+  return Array.isArray(records) ? records.length : records.count;
+}
+
+/**
+ * The page of records of an answer read on this thread.
+ *
+ * @example pageOfAnswer({ data: { users: [{ id: '1' }] } }).records // [{ id: '1' }]
+ */
+export function pageOfAnswer(answer: { data: unknown; errors?: unknown[] }, recordsPath?: string): RecordsPage {
+  const extracted = extractRecords(answer.data, recordsPath);
+  return answer.errors === undefined ? extracted : { ...extracted, errors: answer.errors };
+}
+
 /**
  * The records of a `receive` answer (API.md §5). The value they come from is the one at
  * `recordsPath` (a dot path into `data`) when given, otherwise the single root field's value;

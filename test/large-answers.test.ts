@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { offThreadMinBytes } from '../src/transport/answer-workers.ts';
+import { assertError, assertOk } from './helpers/assertions.ts';
+import { withEventLoopDelay } from './helpers/event-loop-delay.ts';
+import { body, type Harness, harness } from './helpers/harness.ts';
+import { pagedUpstream } from './helpers/limit-upstreams.ts';
+import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+
+/**
+ * One tenant's large answers must not hold the instance (issue 17, finding 5): an upstream answer of 1 MiB or more is
+ * read by a worker thread, and the main thread never parses or serializes its megabytes. Tested structurally, not by
+ * timing: JSON.parse and JSON.stringify are watched on the main thread while large answers are read, and the largest
+ * text either handles must stay under the threshold. (The event loop's delay is reported as a diagnostic; the figures
+ * under load come from `node bench/event-loop.ts`.)
+ */
+
+/** The largest text JSON.parse read and JSON.stringify wrote on this thread while `work` ran. */
+async function watchJson<T>(work: () => Promise<T>): Promise<{ result: T; parsed: number; serialized: number }> {
+  const { parse, stringify } = JSON;
+  let parsed = 0;
+  let serialized = 0;
+  JSON.parse = function (this: unknown, text: string, ...rest: unknown[]) {
+    parsed = Math.max(parsed, String(text).length);
+    return (parse as (...args: unknown[]) => unknown).call(this, text, ...rest);
+  } as typeof JSON.parse;
+  JSON.stringify = function (this: unknown, ...args: unknown[]) {
+    const text = (stringify as (...args: unknown[]) => string | undefined).apply(this, args);
+    serialized = Math.max(serialized, text?.length ?? 0);
+    return text;
+  } as typeof JSON.stringify;
+  try {
+    return { result: await work(), parsed, serialized };
+  } finally {
+    JSON.parse = parse;
+    JSON.stringify = stringify;
+  }
+}
+
+const token = 'bulk-Token-8c1f2e77d0';
+
+describe('large upstream answers are read off the main thread', () => {
+  let h: Harness;
+  let auth: { key: string; tenant: string };
+  let pages: Awaited<ReturnType<typeof pagedUpstream>>;
+  let echo: RawUpstream;
+  /** What `echo` answers next: status and body. */
+  let next: { status: number; body: string } = { status: 200, body: '{}' };
+
+  const execute = (integration: string, payload: Record<string, unknown>) =>
+    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${integration}/execute`, payload });
+
+  before(async () => {
+    h = await harness();
+    await h.tenant('acme');
+    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    pages = await pagedUpstream({ pageBytes: 3_000_000 });
+    echo = await httpUpstream((_req, res) => {
+      res.writeHead(next.status, { 'content-type': 'application/json' }).end(next.body);
+    });
+    for (const [id, url] of [
+      ['pages', pages.url],
+      ['echo', echo.url],
+    ]) {
+      const put = await h.call(auth, {
+        method: 'PUT',
+        url: `/api/v1/integrations/${id}`,
+        payload: { connector: 'graphql-1.0.0', config: { base_url: url, token } },
+      });
+      assert.equal(put.statusCode, 201, put.body);
+    }
+  });
+  after(async () => {
+    await pages.close();
+    await echo.close();
+    await h.close();
+  });
+
+  test('a paginated receive of 3 MB pages: the records are whole and in order, and no page is parsed here', async (t) => {
+    const query = 'query ($after: String) { items(after: $after) { pageInfo { hasNextPage endCursor } nodes { id pad } } }';
+    const watched = await watchJson(() =>
+      withEventLoopDelay(() => execute('pages', { operation: 'receive', query, paginate: { max_pages: 3 } })),
+    );
+    const res = watched.result.result;
+    const data = assertOk(res);
+    assert.equal(data.pages, 3);
+    assert.equal(data.data.length, data.message_count);
+    assert.equal(data.total_size, data.message_count);
+    // Each page restarts its ids at r0: three runs of the same ids, joined in page order.
+    const perPage = data.message_count / 3;
+    assert.ok(Number.isInteger(perPage) && perPage > 1000);
+    assert.deepEqual(
+      [0, perPage - 1, perPage, 3 * perPage - 1].map((i) => data.data[i].id),
+      ['r0', `r${perPage - 1}`, 'r0', `r${perPage - 1}`],
+    );
+    assert.ok(res.body.length > 3 * 3_000_000 * 0.9);
+    assert.ok(watched.parsed < offThreadMinBytes, `the main thread parsed ${watched.parsed} characters of JSON`);
+    assert.ok(watched.serialized < offThreadMinBytes, `the main thread serialized ${watched.serialized} characters`);
+    t.diagnostic(`event loop held at most ${watched.result.maxDelayMs.toFixed(0)} ms for a ${res.body.length}-byte answer`);
+  });
+
+  /** A GraphQL answer of about `bytes`, its records each carrying `note`. */
+  function bigAnswer(bytes: number, note: string): string {
+    const record = (i: number) => ({ id: `e${i}`, note, pad: 'y'.repeat(500) });
+    const count = Math.ceil(bytes / JSON.stringify(record(0)).length);
+    return JSON.stringify({ data: { things: Array.from({ length: count }, (_, i) => record(i)) } });
+  }
+
+  test('a large answer that echoes the token is redacted by the worker, for receive and send alike', async () => {
+    next = { status: 200, body: bigAnswer(2 * offThreadMinBytes, `seen Bearer ${token} here`) };
+    const watched = await watchJson(async () => [
+      await execute('echo', { operation: 'receive', query: '{ things { id note pad } }' }),
+      await execute('echo', { operation: 'send', mutation: 'mutation { things { id note pad } }' }),
+    ]);
+    const [received, sent] = watched.result;
+    assert.ok(watched.parsed < offThreadMinBytes && watched.serialized < offThreadMinBytes);
+    for (const res of [received, sent]) {
+      assert.equal(res.statusCode, 200);
+      assert.ok(!res.body.includes(token), 'the token is not in the answer');
+      assert.ok(res.body.includes('[REDACTED]'));
+    }
+    const receivedData = body(received).data;
+    assert.equal(receivedData.message_count, receivedData.data.length);
+    assert.equal(receivedData.data[0].note, 'seen Bearer [REDACTED] here');
+    const sentData = body(sent).data;
+    assert.equal(sentData.message_count, 1, 'one root field answered');
+    assert.deepEqual(sentData.data, sentData.response.data, 'data and response.data are the same value');
+    assert.equal(sentData.data.things.length, receivedData.data.length);
+  });
+
+  test('failures read by the worker answer as they would on the main thread, redacted', async () => {
+    const cases = [
+      { status: 200, body: `<html>${'x'.repeat(2 * offThreadMinBytes)} ${token}</html>`, code: 'upstream_invalid_response' },
+      { status: 503, body: `${token} ${'z'.repeat(2 * offThreadMinBytes)}`, code: 'upstream_http_error' },
+      {
+        status: 500,
+        body: JSON.stringify({ errors: [{ message: `no ${token}`, pad: 'p'.repeat(2 * offThreadMinBytes) }] }),
+        code: 'graphql_errors',
+      },
+      {
+        status: 200,
+        body: `[${'['.repeat(300)}${']'.repeat(300)}, "${'q'.repeat(2 * offThreadMinBytes)}"]`,
+        code: 'upstream_invalid_response',
+      },
+    ];
+    for (const failure of cases) {
+      next = failure;
+      const res = await execute('echo', { operation: 'receive', query: '{ things { id } }' });
+      assert.equal(res.statusCode, 502, res.body.slice(0, 300));
+      assert.equal(body(res).error.code, failure.code);
+      assert.ok(!res.body.includes(token), `${failure.code}: the token is not in the answer`);
+    }
+    // records_path that does not match the answer: the caller's mistake, as on the main thread.
+    next = { status: 200, body: bigAnswer(2 * offThreadMinBytes, 'n') };
+    const res = await execute('echo', { operation: 'receive', query: '{ things { id } }', records_path: 'nothing.here' });
+    assertError(res, 400, 'validation_failed');
+    assert.equal(body(res).error.details.issues[0].path, 'records_path');
+  });
+
+  test('answers below the threshold are read here and look the same as those read by the worker', async () => {
+    const small = bigAnswer(offThreadMinBytes / 4, 'same');
+    const large = bigAnswer(offThreadMinBytes * 2, 'same');
+    next = { status: 200, body: small };
+    const smallRes = await execute('echo', { operation: 'receive', query: '{ things { id } }' });
+    next = { status: 200, body: large };
+    const largeRes = await execute('echo', { operation: 'receive', query: '{ things { id } }' });
+    const smallData = body(smallRes).data;
+    const largeData = body(largeRes).data;
+    assert.deepEqual(Object.keys(smallData), Object.keys(largeData));
+    assert.deepEqual(smallData.data[0], largeData.data[0]);
+    assert.equal(largeData.data.length, JSON.parse(large).data.things.length);
+    // The same serialization of the same records: byte for byte, the small reply is a prefix-shaped part of the large.
+    assert.equal(JSON.stringify(smallData.data[1]), JSON.stringify(largeData.data[1]));
+  });
+});
