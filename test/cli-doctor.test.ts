@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
-import { type Env, freePort, killAll, runCli, tempDatabase } from './helpers/processes.ts';
+import { cliJson, type Env, freePort, killAll, runCli, startServer, tempDatabase } from './helpers/processes.ts';
 
 after(killAll);
 
@@ -45,6 +45,89 @@ describe('interchange doctor', { concurrency: true }, () => {
     assert.deepEqual(readdirSync(dir).sort(), before);
   });
 
+  test('a new install (tenants create, no serve yet): no master.key is what serve will create, exit 0', async (t) => {
+    const db = tempDatabase();
+    t.after(db.cleanup);
+    await cliJson(['tenants', 'create', 'acme'], db.env);
+    const key = join(db.dir, 'master.key');
+    const plain = await runCli(['doctor'], db.env);
+    assert.equal(plain.code, 0, plain.stdout + plain.stderr);
+    assert.match(
+      plain.stdout,
+      new RegExp(`^ok +master key: IX_MASTER_KEY is unset and ${key} does not exist yet: \`interchange serve\` creates it`, 'm'),
+    );
+    assert.ok(!readdirSync(db.dir).includes('master.key'), 'doctor creates no key');
+    const { result, failed } = await doctor({ ...db.env, IX_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') });
+    assert.equal(result.code, 0, result.stdout);
+    assert.deepEqual(failed, []);
+  });
+
+  test('signing keys stored and master.key removed: exit 1 naming the file, IX_MASTER_KEY and the fix', async (t) => {
+    const db = tempDatabase();
+    t.after(db.cleanup);
+    await cliJson(['tenants', 'create', 'acme'], db.env);
+    // Creates master.key and one signing key sealed with it.
+    await cliJson(['signing-keys', 'rotate'], db.env);
+    const key = join(db.dir, 'master.key');
+    assert.equal((await runCli(['doctor'], db.env)).code, 0);
+    rmSync(key);
+    const { result, failed } = await doctor(db.env);
+    assert.equal(result.code, 1, result.stdout);
+    assert.deepEqual(
+      failed.map((c) => c.name),
+      ['master key'],
+    );
+    const message = failed[0].message;
+    assert.ok(message.includes(`${key} does not exist`), message);
+    assert.match(message, /holds 1 access-token signing key\(s\) encrypted with a master key/);
+    assert.ok(!message.includes('integration'), message);
+    assert.match(message, /restore .*master\.key from a backup, or set IX_MASTER_KEY to the key they were stored with/);
+    assert.match(message, /`interchange signing-keys rotate`/);
+    // The key given through the environment instead: nothing missing (doctor cannot tell whether it is the right one).
+    const withKey = await doctor({ ...db.env, IX_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') });
+    assert.equal(withKey.result.code, 0, withKey.result.stdout);
+  });
+
+  test('integration secrets stored and master.key removed: exit 1 counting only integrations with secrets', async (t) => {
+    const db = tempDatabase();
+    t.after(db.cleanup);
+    await cliJson(['tenants', 'create', 'acme'], db.env);
+    const { key: apiKey } = await cliJson(['keys', 'create', '--tenant', 'acme', '--scopes', 'integrations.*'], db.env);
+    const server = await startServer(db.env);
+    try {
+      const put = async (id: string, config: object) => {
+        const response = await fetch(`${server.url}/api/v1/integrations/${id}`, {
+          method: 'PUT',
+          headers: { 'x-api-key': apiKey, 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+          body: JSON.stringify({ connector: 'graphql-1.0.0', config }),
+        });
+        assert.equal(response.status, 201, await response.text());
+      };
+      await put('with-token', { base_url: 'https://crm.example.com/graphql', token: 'upstream-token-4Fh8' });
+      await put('without', { base_url: 'https://erp.example.com/graphql' });
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+    const key = join(db.dir, 'master.key');
+    rmSync(key);
+    const { result, failed } = await doctor(db.env);
+    assert.equal(result.code, 1, result.stdout);
+    assert.deepEqual(
+      failed.map((c) => c.name),
+      ['master key'],
+    );
+    const message = failed[0].message;
+    assert.ok(
+      message.startsWith(
+        `IX_MASTER_KEY is unset and ${key} does not exist, but the database holds 1 integration(s) with secrets`,
+      ),
+      message,
+    );
+    assert.match(message, /set IX_MASTER_KEY to the key they were stored with/);
+    assert.match(message, /set the integrations' secrets again/);
+    assert.ok(!result.stdout.includes('upstream-token-4Fh8'));
+  });
+
   test('a bad IX_MASTER_KEY: exit 1 naming IX_MASTER_KEY, the value never printed', async (t) => {
     const { env } = await setup(t);
     const { result, failed } = await doctor({ ...env, IX_MASTER_KEY: 'c2hvcnQta2V5LXNlY3JldA==' });
@@ -73,6 +156,19 @@ describe('interchange doctor', { concurrency: true }, () => {
     assert.equal(plain.code, 1);
     assert.match(plain.stdout, /^PROBLEM +database: no database at .*DATABASE_URL/m);
     assert.deepEqual(readdirSync(db.dir), []);
+  });
+
+  test('an unreadable database and no master.key: both problems, since what is stored is unknown', async (t) => {
+    const db = tempDatabase();
+    t.after(db.cleanup);
+    writeFileSync(join(db.dir, 'ix.db'), 'not a SQLite database, but long enough to be read as one'.repeat(20));
+    const { result, failed } = await doctor(db.env);
+    assert.equal(result.code, 1);
+    assert.deepEqual(
+      failed.map((c) => c.name),
+      ['database', 'master key'],
+    );
+    assert.match(failed[1].message, /does not exist, and whether secrets are stored is unknown/);
   });
 
   test('an unreachable PostgreSQL: names DATABASE_URL, never prints the password', async () => {

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { buildEnvelope, envelopeIssues, requestHeaders } from '../src/connectors/soap/envelope.ts';
+import {
+  buildEnvelope,
+  envelopeIssues,
+  quotedSoapAction,
+  requestHeaders,
+  soapActionProblem,
+} from '../src/connectors/soap/envelope.ts';
 import { parseSoapFault } from '../src/connectors/soap/fault.ts';
 import { isWsdlUrl, soapActionFor } from '../src/connectors/soap/mode.ts';
 import { readSoapResponse } from '../src/connectors/soap/response.ts';
@@ -295,11 +301,40 @@ describe('requestHeaders: per SOAP version', () => {
     });
   });
 
-  test('an action cannot inject headers or break the quotes: such characters are percent-encoded', () => {
-    const headers = requestHeaders({ version: '1.1', soapAction: 'urn:a "b"\r\nX-Evil: 1\\ ü' });
-    assert.equal(headers.soapaction, '"urn:a%20%22b%22%0D%0AX-Evil:%201%5C%20%C3%BC"');
-    const v12 = requestHeaders({ version: '1.2', soapAction: 'a"; x="y' });
-    assert.equal(v12['content-type'], 'application/soap+xml; charset=utf-8; action="a%22;%20x=%22y"');
+  test('the action as written: a space as is, " and \\ as quoted-pairs, in SOAP 1.1 and 1.2', () => {
+    assert.equal(
+      requestHeaders({ version: '1.1', soapAction: 'CUCM:DB ver=14.0 listPhone' }).soapaction,
+      '"CUCM:DB ver=14.0 listPhone"',
+    );
+    assert.equal(requestHeaders({ version: '1.1', soapAction: 'urn:a "b" c\\d' }).soapaction, '"urn:a \\"b\\" c\\\\d"');
+    assert.equal(
+      requestHeaders({ version: '1.2', soapAction: 'a"; x="y \\' })['content-type'],
+      'application/soap+xml; charset=utf-8; action="a\\"; x=\\"y \\\\"',
+    );
+    // HTAB may stand in a quoted-string (RFC 9110 §5.6.4); a % stays as written.
+    assert.equal(quotedSoapAction('a\tb%20c'), '"a\tb%20c"');
+  });
+
+  test('beyond ASCII: the UTF-8 bytes percent-encoded, U+0080–U+00FF included', () => {
+    assert.equal(quotedSoapAction('urn:ü/€/😀/\u0085'), '"urn:%C3%BC/%E2%82%AC/%F0%9F%98%80/%C2%85"');
+  });
+
+  test('CR, LF, the other controls and DEL are refused, never sent', () => {
+    for (const [action, code] of [
+      ['urn:a\r\nX-Evil: 1', 'U+000D'],
+      ['urn:a\nb', 'U+000A'],
+      ['\u0000', 'U+0000'],
+      ['a\u001fb', 'U+001F'],
+      ['a\u007fb', 'U+007F'],
+    ]) {
+      assert.equal(soapActionProblem(action), `holds ${code}, a control character no HTTP header can carry`);
+      assert.throws(() => requestHeaders({ version: '1.1', soapAction: action }), /reached the transport/);
+      assert.throws(() => requestHeaders({ version: '1.2', soapAction: action }), /reached the transport/);
+    }
+    assert.equal(soapActionProblem('a\ud800b'), 'holds U+D800, an unpaired surrogate (no character)');
+    for (const action of ['', 'CUCM:DB ver=14.0 listPhone', 'a\tb', 'a"\\b', 'ü\u0085😀']) {
+      assert.equal(soapActionProblem(action), undefined, action);
+    }
   });
 });
 

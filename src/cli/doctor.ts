@@ -20,7 +20,8 @@ export const doctorUsage = `usage: interchange doctor
 
   Checks, without changing anything: the configuration (every variable), the database (reachable, migrations
   pending), Redis (when REDIS_URL is set: connect and PING) and the master key (IX_MASTER_KEY, or master.key
-  beside a SQLite database). One line per check; exit 0 when all are ok, 1 when something is wrong.
+  beside a SQLite database; before the first serve it may be missing, unless something is already stored
+  encrypted with a key). One line per check; exit 0 when all are ok, 1 when something is wrong.
   --json: {"checks": [{"name", "ok", "message"}]} on stdout.`;
 
 const timeoutMs = 3000;
@@ -82,19 +83,46 @@ function migrationState(applied: readonly string[], known: readonly string[]): C
   );
 }
 
+/** What a SQLite database holds sealed with the master key (src/secrets/cipher.ts): what a lost key makes unreadable. */
+interface SealedSecrets {
+  /** Integrations with at least one secret field set. */
+  integrations: number;
+  /** Signing keys of access tokens (their private keys are sealed). */
+  signingKeys: number;
+}
+
+const nothingSealed: SealedSecrets = { integrations: 0, signingKeys: 0 };
+
+/** Counts what is sealed; a table that a pending migration has yet to create holds nothing. */
+function countSealed(db: DatabaseSync): SealedSecrets {
+  const tables = new Set(
+    db
+      .prepare("select name from sqlite_master where type = 'table' and name in ('integrations', 'signing_keys')")
+      .all()
+      .map((row) => String(row.name)),
+  );
+  const count = (sql: string) => Number(db.prepare(sql).get()?.n ?? 0);
+  return {
+    // `secrets` is JSON.stringify of the sealed fields: '{}' when none is set.
+    integrations: tables.has('integrations') ? count("select count(*) as n from integrations where secrets <> '{}'") : 0,
+    signingKeys: tables.has('signing_keys') ? count('select count(*) as n from signing_keys') : 0,
+  };
+}
+
 /**
  * The SQLite file is opened only when it exists (opening creates a missing one) and only read; read-write, not
  * read-only, because a read-only connection leaves WAL index files behind, and the last connection to close removes them.
+ * `sealed` is undefined when the database could not be read (the database check says why).
  */
-function checkSqlite(databaseUrl: string, known: readonly string[]): Check {
+function checkSqlite(databaseUrl: string, known: readonly string[]): { check: Check; sealed: SealedSecrets | undefined } {
   const path = sqlitePath(databaseUrl);
-  if (path === ':memory:')
-    return ok(
-      'database',
-      'in-memory SQLite: nothing is kept after the process ends; set DATABASE_URL=sqlite:<file> to keep data',
-    );
+  if (path === ':memory:') {
+    const message = 'in-memory SQLite: nothing is kept after the process ends; set DATABASE_URL=sqlite:<file> to keep data';
+    return { check: ok('database', message), sealed: nothingSealed };
+  }
   if (statSync(path, { throwIfNoEntry: false }) === undefined) {
-    return problem('database', `no database at ${path}: check DATABASE_URL, or create it with \`interchange migrate\``);
+    const message = `no database at ${path}: check DATABASE_URL, or create it with \`interchange migrate\``;
+    return { check: problem('database', message), sealed: nothingSealed };
   }
   let db: DatabaseSync | undefined;
   try {
@@ -102,12 +130,14 @@ function checkSqlite(databaseUrl: string, known: readonly string[]): Check {
     db.prepare('select 1').get();
     const table = db.prepare("select name from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
     const rows = table ? db.prepare('select name from kysely_migration order by name').all() : [];
-    return migrationState(
+    const check = migrationState(
       rows.map((row) => String(row.name)),
       known,
     );
+    return { check, sealed: countSealed(db) };
   } catch (error) {
-    return problem('database', `cannot read ${path} (${errorText(error)}): check DATABASE_URL and the file's permissions`);
+    const message = `cannot read ${path} (${errorText(error)}): check DATABASE_URL and the file's permissions`;
+    return { check: problem('database', message), sealed: undefined };
   } finally {
     db?.close();
   }
@@ -171,8 +201,20 @@ async function checkRedis(redisUrl: string | undefined): Promise<Check> {
 
 const newKeyHint = 'e.g. `openssl rand -base64 32` (a different key cannot read secrets stored with the old one)';
 
-/** The rules of loadMasterKey, read-only: it would create master.key, this only looks. */
-function checkMasterKey(config: Config): Check {
+/** What `sealed` holds, in words: "2 integration(s) with secrets and 1 access-token signing key(s)". */
+function describeSealed(sealed: SealedSecrets): string {
+  const parts: string[] = [];
+  if (sealed.integrations > 0) parts.push(`${sealed.integrations} integration(s) with secrets`);
+  if (sealed.signingKeys > 0) parts.push(`${sealed.signingKeys} access-token signing key(s)`);
+  return parts.join(' and ');
+}
+
+/**
+ * The rules of loadMasterKey, read-only: it would create master.key, this only looks. A missing master.key is what a
+ * new install has until the first `serve` creates it; it is a problem only when something is already sealed with a key
+ * (`sealed`; undefined when the database could not be read, so nothing is known).
+ */
+function checkMasterKey(config: Config, sealed: SealedSecrets | undefined): Check {
   const name = 'master key';
   // A malformed IX_MASTER_KEY never gets here: loadConfig refuses it (the configuration check).
   if (config.masterKey) return ok(name, `IX_MASTER_KEY holds ${masterKeyBytes} bytes`);
@@ -184,9 +226,23 @@ function checkMasterKey(config: Config): Check {
   const path = masterKeyPath(dirname(database));
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat === undefined) {
+    const missing = `IX_MASTER_KEY is unset and ${path} does not exist`;
+    if (sealed === undefined) {
+      return problem(
+        name,
+        `${missing}, and whether secrets are stored is unknown (the database could not be read): fix the database, then run doctor again`,
+      );
+    }
+    if (sealed.integrations === 0 && sealed.signingKeys === 0) {
+      return ok(name, `${missing} yet: \`interchange serve\` creates it on first start (nothing is stored encrypted yet)`);
+    }
+    const redo = [
+      sealed.signingKeys > 0 ? 'run `interchange signing-keys rotate`' : '',
+      sealed.integrations > 0 ? "set the integrations' secrets again" : '',
+    ].filter(Boolean);
     return problem(
       name,
-      `IX_MASTER_KEY is unset and ${path} does not exist: \`interchange serve\` creates it on first start; if integrations with secrets exist, restore the file they were stored with, or set IX_MASTER_KEY`,
+      `${missing}, but the database holds ${describeSealed(sealed)} encrypted with a master key: restore ${path} from a backup, or set IX_MASTER_KEY to the key they were stored with (a new key cannot read them; if the old one is lost, ${redo.join(' and ')})`,
     );
   }
   const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
@@ -219,14 +275,15 @@ export async function runChecks(env: CliIo['env']): Promise<Check[]> {
     return [problem('configuration', `${error.message} (the other checks run once the configuration is valid)`)];
   }
   const known = await knownMigrations();
-  const database = config.databaseUrl.startsWith('sqlite:')
+  // Only SQLite's master key may be missing: with PostgreSQL, IX_MASTER_KEY is required whatever is stored.
+  const { check: database, sealed } = config.databaseUrl.startsWith('sqlite:')
     ? checkSqlite(config.databaseUrl, known)
-    : await checkPostgres(config.databaseUrl, known);
+    : { check: await checkPostgres(config.databaseUrl, known), sealed: undefined };
   return [
     ok('configuration', `valid; database: ${describeDatabase(config.databaseUrl)}`),
     database,
     await checkRedis(config.redisUrl),
-    checkMasterKey(config),
+    checkMasterKey(config, sealed),
   ];
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../../errors.ts';
+import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
@@ -11,7 +11,7 @@ import {
   defineConnector,
   type ResolvedIntegration,
 } from '../connector.ts';
-import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion } from './envelope.ts';
+import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion, soapActionProblem } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
@@ -159,7 +159,34 @@ function connect(
         { field: 'config.service_url' },
       );
     }
+    // The request's soap_action, when given, was checked with the request; the WSDL's is checked here.
+    const declaredProblem = fields.soap_action === undefined ? soapActionProblem(operation.soapAction) : undefined;
+    if (declaredProblem !== undefined) {
+      throw new ApiError(
+        'integration_misconfigured',
+        `The WSDL's soapAction for ${operation.name} on port ${port.name} ${declaredProblem}; give the action in the request's soap_action.`,
+        { operation: operation.name, port: port.name },
+      );
+    }
     return { loaded, port, operation, url: settings.serviceUrl ?? port.location };
+  }
+
+  /**
+   * The action of a raw-mode call. One the request gave or derived from the request's namespace was checked with the
+   * request; one derived from the configured namespace is checked here, before anything is sent.
+   */
+  function rawAction(fields: CallFields): string {
+    const namespace = fields.namespace ?? settings.namespace;
+    const action = soapActionFor({ soapAction: fields.soap_action, namespace, method: fields.method });
+    const problem = soapActionProblem(action);
+    if (problem !== undefined) {
+      throw new ApiError(
+        'integration_misconfigured',
+        `The SOAP action derived from config.namespace ${problem}; fix config.namespace, or give the request a soap_action.`,
+        { field: 'config.namespace' },
+      );
+    }
+    return action;
   }
 
   async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
@@ -177,15 +204,14 @@ function connect(
   }
 
   async function callRaw(fields: CallFields): Promise<ConnectorResult> {
-    const namespace = fields.namespace ?? settings.namespace;
+    const soapAction = rawAction(fields);
     const envelope = buildEnvelope({
       version: settings.version,
-      namespace,
+      namespace: fields.namespace ?? settings.namespace,
       method: fields.method,
       params: fields.params,
       soapHeaders: fields.soap_headers,
     });
-    const soapAction = soapActionFor({ soapAction: fields.soap_action, namespace, method: fields.method });
     return { data: await post(settings.endpointUrl, settings.version, soapAction, envelope), messageCount: 1 };
   }
 
@@ -211,6 +237,7 @@ function connect(
     receive: call,
     async check(_operation, fields) {
       if (wsdlMode) await prepareWsdlCall(fields);
+      else rawAction(fields);
     },
     async test() {
       const endpoint = redactUrl(settings.endpointUrl);
@@ -251,6 +278,19 @@ function connect(
   };
 }
 
+/**
+ * A request's soap_action that no HTTP header can carry, in either mode; without one, a request namespace that would
+ * make raw mode's action unsendable (unless the envelope's checks already refused it). Checked with the request, so a
+ * sync's inbound part is refused before its outbound part is sent.
+ */
+function actionIssues(fields: CallFields, envelopeIssues: ValidationIssue[]): ValidationIssue[] {
+  const [path, value] = fields.soap_action === undefined ? ['namespace', fields.namespace] : ['soap_action', fields.soap_action];
+  const problem = value === undefined ? undefined : soapActionProblem(value);
+  if (problem === undefined || envelopeIssues.some((issue) => issue.path === path)) return [];
+  const message = path === 'namespace' ? `${problem}, and raw mode sends it in the SOAP action` : problem;
+  return [{ path, message }];
+}
+
 export interface SoapConnectorSettings {
   /** Parsed WSDLs kept at most (IX_WSDL_CACHE_SIZE), and for how long (IX_WSDL_CACHE_TTL_SECONDS). */
   wsdlCacheSize: number;
@@ -272,14 +312,16 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
     requestSchemas: { send: callSchema, receive: callSchema },
     // Element and attribute names of params and soap_headers, checked before anything runs: a sync's bad inbound part
     // must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
-    checkRequest: (_operation, fields) =>
-      envelopeIssues({
+    checkRequest: (_operation, fields) => {
+      const issues = envelopeIssues({
         version: '1.1',
         namespace: fields.namespace,
         method: fields.method,
         params: fields.params,
         soapHeaders: fields.soap_headers,
-      }),
+      });
+      return [...issues, ...actionIssues(fields, issues)];
+    },
     connect: (integration, context) => connect(integration, context, wsdlCache),
     stats: () => ({ cacheHits: wsdlCache.hits, cacheMisses: wsdlCache.loads, cacheEntries: wsdlCache.size }),
   });

@@ -59,23 +59,58 @@ export function envelopeIssues(input: EnvelopeInput): ValidationIssue[] {
 }
 
 /**
- * The HTTP headers of a raw-mode call: SOAP 1.1 sends the action in a quoted `SOAPAction` header, SOAP 1.2 as the
- * `action` parameter of the Content-Type. The action is a URI: characters a header cannot carry safely (controls,
- * space, `"`, `\`, anything beyond ASCII) are percent-encoded as UTF-8, so a caller's action cannot inject headers.
+ * The HTTP headers of a SOAP call: SOAP 1.1 sends the action in the `SOAPAction` header, SOAP 1.2 as the `action`
+ * parameter of the Content-Type, both as `quotedSoapAction` writes it. The action must have passed
+ * `soapActionProblem` (the connector checks it before anything is sent; here it is only a guard).
  *
- * @example requestHeaders({ version: '1.1', soapAction: 'urn:calc/Add' })
- * // { 'content-type': 'text/xml; charset=utf-8', soapaction: '"urn:calc/Add"' }
+ * @example requestHeaders({ version: '1.1', soapAction: 'CUCM:DB ver=14.0 listPhone' })
+ * // { 'content-type': 'text/xml; charset=utf-8', soapaction: '"CUCM:DB ver=14.0 listPhone"' }
  */
 export function requestHeaders(input: { version: SoapVersion; soapAction: string }): Record<string, string> {
-  const action = headerSafeAction(input.soapAction);
-  if (input.version === '1.2') return { 'content-type': `application/soap+xml; charset=utf-8; action="${action}"` };
-  return { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${action}"` };
+  const action = quotedSoapAction(input.soapAction);
+  if (input.version === '1.2') return { 'content-type': `application/soap+xml; charset=utf-8; action=${action}` };
+  return { 'content-type': 'text/xml; charset=utf-8', soapaction: action };
 }
 
-function headerSafeAction(action: string): string {
-  return action.replace(/[^\x21\x23-\x5b\x5d-\x7e]/gu, (c) =>
-    [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
-  );
+/**
+ * What no HTTP header can carry, even in a quoted-string (RFC 9110 §5.6.4 allows HTAB, SP, visible ASCII and
+ * obs-text): the controls but HTAB, and DEL. An unpaired surrogate is no character at all.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding what a header cannot carry is the point.
+const unsendable = /[\u0000-\u0008\u000a-\u001f\u007f]|\p{Cs}/u;
+
+/**
+ * Why `action` cannot be sent as a SOAP action, or undefined when it can: it holds a character no HTTP header can
+ * carry (CR, LF and the other controls but HTAB). Nothing else is refused: `quotedSoapAction` can write the rest.
+ *
+ * @example soapActionProblem('CUCM:DB ver=14.0 listPhone') // undefined
+ * @example soapActionProblem('urn:a\r\nX-Injected: 1') // 'holds U+000D, a control character no HTTP header can carry'
+ */
+export function soapActionProblem(action: string): string | undefined {
+  const found = unsendable.exec(action)?.[0];
+  if (found === undefined) return undefined;
+  const code = `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return found.length === 1 && found <= '\u007f'
+    ? `holds ${code}, a control character no HTTP header can carry`
+    : `holds ${code}, an unpaired surrogate (no character)`;
+}
+
+/**
+ * The action as an RFC 9110 quoted-string, as the WSDL declares it (WSDL 1.1 §3.4: the soapAction attribute is the
+ * header's value) or the caller gives it: a space travels as is, `"` and `\` as quoted-pairs (`\"`, `\\`).
+ * Characters beyond ASCII are written as their UTF-8 bytes percent-encoded, the mapping of an anyURI to a URI
+ * (XML Schema 2 §3.2.17): a header carries octets, not characters (undici sends U+0080–U+00FF as one Latin-1 byte,
+ * an encoding the server cannot know, and refuses anything beyond), and the action is a URI.
+ *
+ * @example quotedSoapAction('urn:a "b" c\\d') // '"urn:a \\"b\\" c\\\\d"'
+ * @example quotedSoapAction('urn:ü') // '"urn:%C3%BC"'
+ */
+export function quotedSoapAction(action: string): string {
+  const problem = soapActionProblem(action);
+  // Checked before anything is sent: reaching here with such an action is a bug, never a header split.
+  if (problem !== undefined) throw new Error(`a SOAP action that ${problem} reached the transport`);
+  const ascii = action.replace(/[\u{80}-\u{10FFFF}]/gu, (c) => encodeURIComponent(c));
+  return `"${ascii.replace(/["\\]/g, '\\$&')}"`;
 }
 
 function renderEnvelope(input: EnvelopeInput): { xml: string; issues: ValidationIssue[] } {
