@@ -1,4 +1,4 @@
-/** What a secret becomes wherever upstream text would show it (API.md section 4). */
+/** What a secret becomes wherever upstream text would show it (docs/security.md#redaction). */
 export const redactedMark = '[REDACTED]';
 
 /** The shortest start of a secret that counts as showing it, when a cut leaves one at the end of a text. */
@@ -56,7 +56,7 @@ function redactString(text: string, secrets: readonly string[], cutTail = false)
   return result;
 }
 
-/** Upstream answers are at most 256 levels deep (API.md section 10), so recursion is bounded. */
+/** Upstream answers are at most 256 levels deep (docs/limits.md#upstreams), so recursion is bounded. */
 function redactValue(value: unknown, secrets: readonly string[], key?: string): unknown {
   if (typeof value === 'string') return redactString(value, secrets, key !== undefined && cutFields.has(key));
   if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
