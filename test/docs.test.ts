@@ -296,6 +296,28 @@ describe('links and citations', () => {
     }
   });
 
+  test('src/, test/ and the README cite docs/, not the requirements kept outside the repository', () => {
+    // Spelt in pieces, so that this file does not cite them itself.
+    const requirements = ['API', 'md'].join('.');
+    const outside = ['..', 'shared'].join('/');
+    const files = [
+      ...filesUnder(join(root, 'src'), /\.(ts|js)$/),
+      ...filesUnder(join(root, 'test'), /\.ts$/),
+      join(root, 'README.md'),
+    ];
+    for (const file of files) {
+      // Where the WSDL corpus lives is the one thing that stays outside (and its helper decides it).
+      if (file.endsWith(join('test', 'helpers', 'wsdl-corpus.ts'))) continue;
+      const lines = readFileSync(file, 'utf8').split('\n');
+      for (const [index, line] of lines.entries()) {
+        const where = `${relative(root, file)}:${index + 1}`;
+        assert.ok(!line.includes(requirements), `${where} cites ${requirements}; cite a docs/ section instead`);
+        const aboutCorpus = lines.slice(Math.max(0, index - 1), index + 2).some((near) => /corpus/i.test(near));
+        assert.ok(!line.includes(outside) || aboutCorpus, `${where} points at ${outside}; cite a docs/ section instead`);
+      }
+    }
+  });
+
   test('every docs/… citation in src/ and test/ names a file and section that exist', () => {
     for (const file of [...filesUnder(join(root, 'src'), /\.(ts|js)$/), ...filesUnder(join(root, 'test'), /\.ts$/)]) {
       const text = readFileSync(file, 'utf8');
