@@ -214,7 +214,7 @@ async function assemble(
     refResolver,
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Interchange', version: '1', description: 'Integration execution service (API.md v1).' },
+      info: { title: 'Interchange', version: '1', description: 'Integration execution service, API v1 (docs/api.md).' },
       components: {
         securitySchemes: {
           ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },

@@ -1,4 +1,4 @@
-/** The closed catalogue of error codes from API.md section 1, each with its status and default message. */
+/** The closed catalogue of error codes of docs/errors.md, each with its status and default message. */
 export const errorCatalogue = {
   missing_credentials: [401, 'Send your API key in the X-API-Key header.'],
   invalid_credentials: [401, 'The API key is not valid for this tenant.'],
@@ -48,7 +48,7 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
-  /** GraphQL `errors` from upstream: shown at the top level of the failure body (API.md section 5). */
+  /** GraphQL `errors` from upstream: shown at the top level of the failure body (docs/execute.md#graphql-errors). */
   upstreamErrors: unknown[] | undefined;
   /** Sent as the Retry-After header with the failure. */
   retryAfterSeconds: number | undefined;
@@ -61,7 +61,7 @@ export class ApiError extends Error {
   }
 }
 
-/** At most this many issues are listed in one failure (API.md section 10); `details.truncated` says when more were found. */
+/** At most this many issues are listed in one failure (docs/api.md#validation); `details.truncated` says when more were found. */
 export const maxListedIssues = 100;
 
 /** The issues to list, and `truncated: true` when there were more than `maxListedIssues`. */
@@ -78,7 +78,7 @@ export function validationFailed(issues: ValidationIssue[], message?: string): A
   );
 }
 
-/** The failure body of API.md section 1 (plus top-level `errors` for GraphQL failures). */
+/** The failure body of docs/api.md#answers (plus top-level `errors` for GraphQL failures). */
 export function errorBody(
   code: ErrorCode,
   message: string,

@@ -19,7 +19,7 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 const keysUrl = '/api/v1/api-keys';
 const list = { method: 'GET', url: '/api/v1/entities' } as const;
 
-/** The key object of API.md §3 for a secret just issued: display parts taken from the secret itself. */
+/** The key object of docs/api.md#the-key-object for a secret just issued: display parts taken from the secret itself. */
 function assertIssued(data: Record<string, unknown>, prefix: string): string {
   const key = String(data.key);
   assert.deepEqual(Object.keys(data).sort(), [...keyObjectFields, 'key'].sort());

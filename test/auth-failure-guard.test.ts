@@ -7,7 +7,7 @@ import { AuthFailureGuard, type LimiterStores, memoryStores, redisStores } from 
 import { redisTestUrl } from './helpers/postgres.ts';
 
 /**
- * The brute-force guard's count, on both stores (API.md §2): an IP's first 30 failed
+ * The brute-force guard's count, on both stores (docs/api.md#failed-authentications): an IP's first 30 failed
  * authentications in a minute may be tried; from its 31st attempt on it waits for the minute's end.
  * Through HTTP: test/security.test.ts; across real instances: test/scale-out.test.ts.
  */

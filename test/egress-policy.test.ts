@@ -14,7 +14,7 @@ function assertTable(options: EgressPolicyOptions, table: Record<string, boolean
   }
 }
 
-describe('egress policy (API.md section 8)', () => {
+describe('egress policy (docs/security.md#egress-policy)', () => {
   test('link-local and cloud-metadata addresses are always refused, mapped IPv6 forms too', () => {
     const always = {
       '169.254.169.254': false,

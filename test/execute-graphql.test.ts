@@ -6,7 +6,7 @@ import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, type RecordedRequest, startGraphqlServer } from './helpers/graphql-server.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
-/** End to end through app.inject() against a real GraphQL server: every row of API.md §5's GraphQL table. */
+/** End to end through app.inject() against a real GraphQL server: every operation of docs/execute.md#graphql-connector. */
 
 type Auth = { key: string; tenant: string };
 
@@ -708,7 +708,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
     });
 
     test('api_base_url is the resolved URL without the credentials of a base_url stored before they were refused', async () => {
-      // The API refuses user information in URLs now (API.md section 4); a row written before that is seeded directly.
+      // The API refuses user information in URLs now (docs/security.md#secrets-follow-their-origin); a row written before that is seeded directly.
       const withCredentials = upstream.origin.replace('http://', 'http://someone:hunter2-pw@');
       const config = { base_url: `${withCredentials}/api?x=1` };
       await saveIntegration(

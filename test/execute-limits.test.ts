@@ -13,7 +13,7 @@ import { type Json, killAll, startServer, tempDatabase } from './helpers/process
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /**
- * What one execute may cost (API.md §10): the bytes of all its upstream answers together, its whole duration, the
+ * What one execute may cost (docs/limits.md#upstreams): the bytes of all its upstream answers together, its whole duration, the
  * executes one tenant may have running at once; and what an execute must never do whatever the upstream answers:
  * echo a secret, take an upstream's `message_count` for its own, overflow the stack on a big page or a deep body.
  */

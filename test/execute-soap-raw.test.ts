@@ -6,7 +6,7 @@ import { type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { closedPort, tcpUpstream } from './helpers/raw-upstream.ts';
 
-/** SOAP raw (non-WSDL) mode end to end through app.inject() against PHP's SoapServer and its static answers (API.md §6). */
+/** SOAP raw (non-WSDL) mode end to end through app.inject() against PHP's SoapServer and its static answers (docs/execute.md#raw-mode). */
 
 type Auth = { key: string; tenant: string };
 const RAW = 'http://example.com/raw';

@@ -9,7 +9,7 @@ import { spyneNamespace, startSpyneServer, type ZeepAnswer, zeepCalls } from './
 import { compareXml } from './helpers/xml-compare.ts';
 
 /**
- * WSDL mode end to end against WSDLs that generators write, not ones written for Interchange (issue 9, API.md §6):
+ * WSDL mode end to end against WSDLs that generators write, not ones written for Interchange (issue 9, docs/execute.md#wsdl-mode):
  * a real spyne service (test/fixtures/spyne/service.py) and a JAX-WS-style WSDL (test/fixtures/soap/jaxws-orders.wsdl)
  * answered by PHP's SoapServer. Both declare each wrapper as `<xs:element name="Op" type="tns:Op"/>` with the
  * parameters in the named complexType. python-zeep, an independent client, checks the fixtures themselves.
@@ -196,7 +196,7 @@ describe('execute in WSDL mode against a spyne service and a JAX-WS-style WSDL o
       return Object.fromEntries(port.signatures.map((s: { operation: string }) => [s.operation, s]));
     };
     const names = (params: Param[] | undefined) => (params ?? []).map((p) => p.name);
-    /** The fields API.md §6 gives every param (a signature may say more, e.g. whether it is nillable). */
+    /** The fields docs/execute.md#signatures gives every param (a signature may say more, e.g. whether it is nillable). */
     const basics = (params: Param[] | undefined) =>
       (params ?? []).map(({ name, type, required, repeated }) => ({ name, type, required, repeated }));
     const child = (param: Param | undefined, name: string): Param => {

@@ -7,7 +7,7 @@ import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './hel
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 
-/** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (API.md §4, §6). */
+/** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (docs/execute.md#wsdl-mode). */
 
 type Auth = { key: string; tenant: string };
 const CALC = 'http://example.com/calculator';
@@ -260,7 +260,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     const auth = { auth_header: 'X-Auth-Token', auth_value: 'tok-1' };
     await put(s, 'sec', { endpoint_url: secured.url('/calculator?wsdl'), ...auth });
     await put(s, 'sec-imported', { endpoint_url: secured.url('/imported?wsdl'), ...auth });
-    // The service echoes the credential it received: the caller sees that it arrived, never the value (API.md §4).
+    // The service echoes the credential it received: the caller sees that it arrived, never the value (docs/security.md#redaction).
     assert.deepEqual(ok(await call('sec', 'send', 'WhoAmI')), { WhoAmIResult: '[REDACTED]' });
     assert.deepEqual(ok(await call('sec-imported', 'send', 'Greet', { name: 'Ann' })), { GreetResult: 'Hello, Ann!' });
     assert.deepEqual(

@@ -149,7 +149,7 @@ describe('the executions log', () => {
       return [e.integration_id, e.operation, e.status, e.http_status, e.error_code, e.message_count, e.error_message];
     };
     assert.deepEqual(pick(1), ['crm', 'send', 'succeeded', 200, null, 1, null]);
-    // error_message is the message the caller got (API.md section 7).
+    // error_message is the message the caller got (docs/execute.md#the-executions-log).
     assert.deepEqual(pick(2), ['crm', 'receive', 'failed', 502, 'graphql_errors', 0, 'broken on purpose']);
     assert.deepEqual(pick(3), ['erp', 'receive', 'succeeded', 200, null, 3, null]);
     const invalid = pick(4);

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
-describe('HTTP conventions (API.md section 1)', () => {
+describe('HTTP conventions (docs/api.md#conventions)', () => {
   let h: Harness;
   let auth: { key: string; tenant: string };
   let base: string;

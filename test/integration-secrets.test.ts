@@ -8,7 +8,7 @@ import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /**
- * API.md §4: a secret goes only where its owner sent it. A key that may only write integrations must not be able to
+ * docs/security.md#secrets-follow-their-origin: a secret goes only where its owner sent it. A key that may only write integrations must not be able to
  * point one at its own host and have the stored secret delivered there on the next execute; credentials in URLs are
  * refused (they would be stored and shown in plain text).
  */

@@ -4,7 +4,7 @@ import { assertJsonFailure, cliJson, type Env, killAll, runCli, startServer, tem
 
 after(killAll);
 
-/** `interchange users …` as real processes on a temp SQLite database (API.md section 11, CLI). */
+/** `interchange users …` as real processes on a temp SQLite database (docs/cli.md#people). */
 
 const password = 'correct horse battery staple';
 

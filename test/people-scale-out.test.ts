@@ -8,7 +8,7 @@ import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postg
 import { cliJson, type Env, type Json, killAll, runCli, type ServerProcess, startServer } from './helpers/processes.ts';
 
 /**
- * People across instances (API.md section 11): two `interchange serve` on one PostgreSQL and one Redis. A token signed
+ * People across instances (docs/people-and-console.md): two `interchange serve` on one PostgreSQL and one Redis. A token signed
  * by one is accepted by the other, each one's JWKS verifies the other's tokens, a refresh token works anywhere once,
  * and a membership removed with the CLI is refused by both within 1 s.
  */

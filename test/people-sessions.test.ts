@@ -4,7 +4,7 @@ import { assertError, assertOk } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { asPerson, password, person, signIn, tokensOf } from './helpers/people.ts';
 
-/** Sign-in, refresh, reuse detection, sign-out and the console's cookie (API.md section 11). */
+/** Sign-in, refresh, reuse detection, sign-out and the console's cookie (docs/people-and-console.md#refresh-tokens). */
 
 const refreshUrl = '/api/v1/auth/refresh';
 

@@ -10,7 +10,7 @@ import { assertError, assertOk, assertRateLimitHeaders, sleep } from './helpers/
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { asPerson, person, signingKeysOf, tokensOf } from './helpers/people.ts';
 
-/** Bearer access tokens on tenant endpoints: what is accepted, what is refused and why (API.md sections 2 and 11). */
+/** Bearer access tokens on tenant endpoints: what is accepted, what is refused and why (docs/api.md#tenant-endpoints, docs/people-and-console.md#access-tokens). */
 
 const echoSchema = { type: 'object', additionalProperties: true, properties: {} } as const;
 

@@ -1,4 +1,4 @@
-// Property-based tests over every route (API.md sections 1, 2 and 10), whatever a caller sends:
+// Property-based tests over every route (docs/api.md#conventions, docs/api.md#authentication, docs/limits.md#requests), whatever a caller sends:
 // - the answer is in the contract's shape (success, or the error body with a catalogue code, its status, and
 //   request_id = X-Request-Id), and never a 500; an execute may answer 502/504 for its upstream, never internal_error;
 // - a read, or a request that was refused, changed no stored row; an execute wrote at most its own log row (and
@@ -47,7 +47,7 @@ describe('property: every answer is in the contract, whatever the request', () =
   });
   after(() => f?.close());
 
-  /** Asserts the answer's shape (API.md section 1); returns the parsed body, if the answer has one. */
+  /** Asserts the answer's shape (docs/api.md#answers); returns the parsed body, if the answer has one. */
   function checkAnswer(request: FuzzRequest, res: LightMyRequestResponse): AnswerBody {
     const status = res.statusCode;
     const executes = request.route === 'execute' && request.method === 'POST';

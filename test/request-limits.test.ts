@@ -13,7 +13,7 @@ function nested(levels: number, leaf = '1'): string {
   return `${'{"a":'.repeat(levels - 1)}{"a":${leaf}}${'}'.repeat(levels - 1)}`;
 }
 
-describe('request bodies are bounded at parse time (API.md sections 1 and 10)', () => {
+describe('request bodies are bounded at parse time (docs/api.md#bodies, docs/limits.md#requests)', () => {
   let h: Harness;
   let acme: Auth;
   before(async () => {
@@ -185,7 +185,7 @@ function untilClosed(socket: Socket): Promise<{ text: string; closedAt: number }
 /** The port the app listens on. */
 const portOf = (h: Harness) => (h.app.server.address() as { port: number }).port;
 
-describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (API.md section 10)', () => {
+describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (docs/limits.md#requests)', () => {
   let h: Harness;
   let key: string;
   before(async () => {
@@ -241,7 +241,7 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (API.md 
   });
 });
 
-describe('a request the HTTP layer hands to no route (API.md section 1)', () => {
+describe('a request the HTTP layer hands to no route (docs/api.md#answers)', () => {
   let h: Harness;
   before(async () => {
     h = await harness();
@@ -261,7 +261,7 @@ describe('a request the HTTP layer hands to no route (API.md section 1)', () => 
   });
 });
 
-describe('shutting down (API.md section 10)', () => {
+describe('shutting down (docs/limits.md#shutting-down)', () => {
   let h: Harness;
   let upstream: RawUpstream;
   let release: () => void = () => {};

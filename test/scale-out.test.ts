@@ -9,7 +9,7 @@ import { cliJson, type Env, freePort, type Json, killAll, runCli, type ServerPro
 import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
 
 /**
- * Scale out (API.md §2, §3, §4, §9; README "Scale out") with real processes: `interchange serve`
+ * Scale out (README "Scale out") with real processes: `interchange serve`
  * twice on one PostgreSQL database and one Redis, the CLI beside them. Every Redis key these tests
  * cause lives under a prefix of this run's own, removed at the end.
  */

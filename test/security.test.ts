@@ -7,11 +7,11 @@ import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, assertRateLimitHeaders, rateLimitHeaders } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
-/** One authenticated route of API.md §2 and a request it accepts. */
+/** One authenticated route of docs/api.md#scopes and a request it accepts. */
 interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
-  /** The scope API.md §2 requires, or `any` (GET /me). */
+  /** The scope docs/api.md#scopes requires, or `any` (GET /me). */
   scope: string;
   /** The status of an accepted request. */
   status: number;
@@ -334,7 +334,7 @@ describe('security: every authenticated route', () => {
   });
 });
 
-describe('security: failed authentications are limited per IP (brute-force guard, API.md §2)', () => {
+describe('security: failed authentications are limited per IP (brute-force guard, docs/api.md#failed-authentications)', () => {
   let h: Harness;
   let valid: { key: string; tenant: string };
   const list = { method: 'GET', url: '/api/v1/entities' } as const;

@@ -19,7 +19,7 @@ import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /**
- * What one upstream answer may cost (API.md §10): nesting, attributes of one element and the size of an XML or JSON
+ * What one upstream answer may cost (docs/limits.md#upstreams): nesting, attributes of one element and the size of an XML or JSON
  * answer are bounded, and reading an answer of the maximum size never holds the event loop for long.
  */
 

@@ -7,7 +7,7 @@ import { corpusApp, recordingEndpoint, serveDirectory, type ZeepSample, zeepSamp
 import { clark, compareXml, parseQualified } from './helpers/xml-compare.ts';
 
 /**
- * Schema rules the corpus has few samples of (issue 9, API.md §6), on a fixture of ours
+ * Schema rules the corpus has few samples of (issue 9, docs/execute.md#wsdl-mode), on a fixture of ours
  * (test/fixtures/soap/edges/edges.wsdl, importing common.xsd): attributes local, by `ref` to another namespace,
  * through nested attribute groups, inherited by extension and restriction, prohibited, on simple content, with
  * anyAttribute; qualified by attributeFormDefault or not. python-zeep builds the sample envelopes, as for the corpus.

@@ -6,7 +6,7 @@ import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /**
- * Loading one WSDL (API.md §10): at most 100 documents and 16 MiB, all read within the integration's
+ * Loading one WSDL (docs/limits.md#upstreams): at most 100 documents and 16 MiB, all read within the integration's
  * `timeout_seconds`; beyond, `502 upstream_invalid_response` / `504 upstream_timeout` (scope `wsdl`). Every
  * document is fetched with the integration's auth header. Each case has a control just inside the limit, so the
  * refusals are the limits', not broken fixtures'.
@@ -216,7 +216,7 @@ async function setUp(env: Record<string, string>): Promise<{ h: Harness; acme: A
   return { h, acme: { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' } };
 }
 
-describe('loading one WSDL: documents, bytes and time (API.md §10)', () => {
+describe('loading one WSDL: documents, bytes and time (docs/limits.md#upstreams)', () => {
   let h: Harness;
   let acme: Auth;
 

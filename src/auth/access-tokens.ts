@@ -4,7 +4,7 @@ import { type SigningKeys, signingAlgorithm } from './signing-keys.ts';
 
 /** `iss` of every access token. */
 export const tokenIssuer = 'interchange';
-/** `aud` of every access token (API.md section 11). */
+/** `aud` of every access token (docs/people-and-console.md#access-tokens). */
 export const tokenAudience = 'interchange';
 
 /** What a verified access token says: who (`sub`) and which sign-in (`sid`, the refresh-token family). */

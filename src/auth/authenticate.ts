@@ -96,7 +96,7 @@ async function identify(request: FastifyRequest, deps: AuthDeps): Promise<AuthCo
 }
 
 /**
- * The brute-force guard (API.md §2): once an address has had its failed authentications for the minute, every request
+ * The brute-force guard (docs/api.md#failed-authentications): once an address has had its failed authentications for the minute, every request
  * from it that needs credentials (a key, an access token, a password or a refresh token) is refused until the minute ends.
  */
 export async function refuseBlockedAddress(guard: AuthFailureGuard, request: FastifyRequest, reply: FastifyReply): Promise<void> {

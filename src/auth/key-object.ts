@@ -1,7 +1,7 @@
 import type { ApiKeyRecord } from '../storage/api-keys.ts';
 import type { PendingUsage } from '../storage/usage.ts';
 
-/** The key object of API.md section 3: never the secret or its hash. Unflushed usage is folded in. */
+/** The key object of docs/api.md#the-key-object: never the secret or its hash. Unflushed usage is folded in. */
 export function toKeyObject(key: ApiKeyRecord, pending?: PendingUsage) {
   const newerPending = pending && (key.last_used_at === null || pending.lastUsedAt > key.last_used_at);
   return {

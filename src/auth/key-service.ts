@@ -58,7 +58,7 @@ export function assertNoEscalation(granter: readonly string[], requested: readon
   }
 }
 
-/** What a calling key holds, and so the most it may hand on (API.md §3: a key never mints more than it has). */
+/** What a calling key holds, and so the most it may hand on (docs/api.md#post-apiv1api-keys: a key never mints more than it has). */
 export type Granter = Pick<ApiKeyRecord, 'id' | 'scopes' | 'expires_at' | 'rate_limit_per_minute'>;
 
 /** True when an `expires_at` of `a` outlives one of `b` (null: never expires). */

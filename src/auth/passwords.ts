@@ -1,6 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
-/** The shortest password accepted (API.md section 11). */
+/** The shortest password accepted (docs/people-and-console.md#users). */
 export const minPasswordLength = 12;
 /** The longest: hashing cost grows with the input, and no one types more. */
 export const maxPasswordLength = 1024;

@@ -7,7 +7,7 @@ import { roleScopes } from './roles.ts';
 import { SessionService } from './sessions.ts';
 import { SigningKeys } from './signing-keys.ts';
 
-/** Requests a person may make per minute, across every tenant (API.md section 11). */
+/** Requests a person may make per minute, across every tenant (docs/limits.md#callers). */
 export const userRateLimitPerMinute = 600;
 
 /** A signed-in person calling in one tenant. */

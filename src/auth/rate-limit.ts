@@ -122,7 +122,7 @@ class FailureCounter {
 
 /**
  * Counts failed authentications per source IP. An IP's first `limit` failures in a minute are answered
- * 401; once it has `limit`, every request from it is refused until its minute ends (API.md §2: with 30,
+ * 401; once it has `limit`, every request from it is refused until its minute ends (docs/api.md#failed-authentications: with 30,
  * the 31st attempt is the first 429).
  */
 export class AuthFailureGuard extends FailureCounter {
@@ -137,7 +137,7 @@ export class AuthFailureGuard extends FailureCounter {
 }
 
 /**
- * Locks an account after `limit` failed sign-ins within a 15-minute window (API.md §11: 10 failures → 429 for that
+ * Locks an account after `limit` failed sign-ins within a 15-minute window (docs/people-and-console.md#sign-in: 10 failures → 429 for that
  * account until the window ends). Counted per lower-cased email, known or not, so a locked answer says nothing of
  * which emails exist; a successful sign-in starts the count over.
  */

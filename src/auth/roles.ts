@@ -3,7 +3,7 @@ import { scopeResources } from './scopes.ts';
 
 const readAll = scopeResources.map((resource) => `${resource}.read`);
 
-/** The scopes each role grants in its tenant (API.md section 11). */
+/** The scopes each role grants in its tenant (docs/people-and-console.md#roles). */
 export const roleScopes: Readonly<Record<Role, readonly string[]>> = Object.freeze({
   owner: ['*'],
   admin: ['*'],

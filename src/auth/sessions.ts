@@ -20,7 +20,7 @@ export const refreshTokenTtlSeconds = 14 * 86_400;
 const refreshPrefix = 'ixr_';
 const refreshShape = /^ixr_[0-9A-Za-z]{43}$/;
 
-/** What sign-in and refresh answer (API.md section 11). */
+/** What sign-in and refresh answer (docs/people-and-console.md#sign-in). */
 export interface SessionTokens {
   access_token: string;
   token_type: 'Bearer';

@@ -32,7 +32,7 @@ function sendAsset(reply: FastifyReply, asset: Asset | undefined, what: string):
 }
 
 /**
- * The web console (API.md section 11) at /console: a Preact + htm app served as native ES modules, no build step.
+ * The web console (docs/people-and-console.md#the-console) at /console: a Preact + htm app served as native ES modules, no build step.
  * Its files are read on the first console request. Asset URLs carry a digest of every file, so they are cached for
  * good and a changed console is fetched anew; the page itself is revalidated on each load. None of these routes is
  * part of the API's OpenAPI document.

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 
-/** The egress settings of API.md section 8 (IX_EGRESS_ALLOW_PRIVATE, IX_EGRESS_ALLOW, IX_EGRESS_DENY). */
+/** The egress settings of docs/security.md#egress-policy (IX_EGRESS_ALLOW_PRIVATE, IX_EGRESS_ALLOW, IX_EGRESS_DENY). */
 export interface EgressPolicyOptions {
   /** Private and loopback ranges may be reached. */
   readonly allowPrivate: boolean;
@@ -165,7 +165,7 @@ export function normaliseAddress(address: string): string {
 }
 
 /**
- * The egress policy of API.md section 8. An address is judged as itself, as every IPv4 address it
+ * The egress policy of docs/security.md#egress-policy. An address is judged as itself, as every IPv4 address it
  * embeds (NAT64, 6to4, Teredo, IPv4-compatible, IPv4-mapped) and, when one of those is in
  * `0.0.0.0/8` (`::` and `::1` are, as IPv4-compatible addresses), as `127.0.0.1`. In this order:
  * the always-refused ranges and `deny` refuse when any of these matches; a private one is refused

@@ -1,5 +1,5 @@
 /**
- * How many executes each tenant has running on this instance, capped (API.md section 10,
+ * How many executes each tenant has running on this instance, capped (docs/limits.md#callers,
  * IX_TENANT_CONCURRENCY): one tenant's flood against a stalled upstream holds at most `limit`
  * requests and sockets, and every other tenant keeps its own share.
  *

@@ -85,7 +85,7 @@ function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[])
 }
 
 /**
- * The execute path, end to end (API.md sections 4 to 7): the integration looked up, its connector bound, the request
+ * The execute path, end to end (docs/execute.md#what-happens-in-order): the integration looked up, its connector bound, the request
  * checked, run through the executor within one budget (bytes and deadline), the execution recorded, and the answer
  * in the one shape with secrets redacted. It knows nothing of HTTP routes, nor of GraphQL or SOAP.
  *

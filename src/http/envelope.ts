@@ -1,4 +1,4 @@
-/** The success body of API.md section 1. */
+/** The success body of docs/api.md#answers. */
 export function ok<T>(data: T) {
   return { success: true as const, data };
 }

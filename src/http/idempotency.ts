@@ -7,7 +7,7 @@ import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } fr
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route takes an `Idempotency-Key` header (API.md section 4): see registerIdempotency. */
+    /** The route takes an `Idempotency-Key` header (docs/execute.md#idempotency): see registerIdempotency. */
     idempotent?: boolean;
   }
   interface FastifyRequest {

@@ -19,7 +19,7 @@ function pathOf(place: Place | undefined): string {
 }
 
 /**
- * Parses a JSON request body (API.md sections 1 and 10), refusing before anything recurses over it:
+ * Parses a JSON request body (docs/api.md#bodies, docs/limits.md#requests), refusing before anything recurses over it:
  * - bytes that are not UTF-8: `validation_failed` (strings must be valid Unicode);
  * - not JSON: `invalid_json`; `__proto__` and `constructor.prototype` keys: `invalid_json` (secure-json-parse);
  * - nesting deeper than `maxDepth` (the body itself is level 1): `validation_failed`, the issue at the deepest

@@ -57,7 +57,7 @@ async function tenantOf(ctx: AppContext, auth: AuthContext): Promise<Tenant> {
 /**
  * What the caller may hand on. A key: itself as stored now (the authenticated record may come from the key cache, and
  * a rotation elsewhere may have shortened its expiry to the end of its overlap since). A person: the scopes of their
- * role only, with no expiry or rate limit of their own to bound the key by (API.md §3).
+ * role only, with no expiry or rate limit of their own to bound the key by (docs/api.md#post-apiv1api-keys).
  */
 async function granter(ctx: AppContext, auth: AuthContext): Promise<Granter> {
   if (!auth.key) {

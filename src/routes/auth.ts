@@ -57,7 +57,7 @@ function isJson(request: FastifyRequest): boolean {
 }
 
 /**
- * Sign-in, refresh and sign-out for people, and the JWKS that verifies their access tokens (API.md section 11).
+ * Sign-in, refresh and sign-out for people, and the JWKS that verifies their access tokens (docs/people-and-console.md).
  * These routes declare no scope: they take a password, a refresh token or an access token without a tenant. The
  * brute-force guard is checked here, and each 401 they answer counts toward it (the auth hook's onSend).
  */

@@ -1,6 +1,6 @@
 import { RawJson } from '../transport/raw-json.ts';
 
-/** What a secret becomes wherever upstream text would show it (API.md section 4). */
+/** What a secret becomes wherever upstream text would show it (docs/security.md#redaction). */
 export const redactedMark = '[REDACTED]';
 
 /** The shortest start of a secret that counts as showing it, when a cut leaves one at the end of a text. */
@@ -59,8 +59,8 @@ function redactString(text: string, secrets: readonly string[], cutTail = false)
 }
 
 /**
- * Upstream answers are at most 256 levels deep (API.md section 10), so recursion is bounded. A RawJson was redacted
- * by the worker that wrote it, and is kept as it is.
+ * Upstream answers are at most 256 levels deep (docs/limits.md#upstreams), so recursion is bounded. A RawJson was
+ * redacted by the worker that wrote it, and is kept as it is.
  */
 function redactValue(value: unknown, secrets: readonly string[], key?: string): unknown {
   if (typeof value === 'string') return redactString(value, secrets, key !== undefined && cutFields.has(key));

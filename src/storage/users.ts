@@ -1,6 +1,6 @@
 import type { Db } from './database.ts';
 
-/** What a person may do in a tenant (API.md section 11). */
+/** What a person may do in a tenant (docs/people-and-console.md#roles). */
 export const roles = ['owner', 'admin', 'developer', 'viewer'] as const;
 export type Role = (typeof roles)[number];
 

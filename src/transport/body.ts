@@ -38,7 +38,7 @@ class Capped {
 
 /**
  * Reads a response body, gunzipping it when it says `Content-Encoding: gzip` or starts with the
- * gzip magic bytes `1f 8b` whatever the headers say (API.md section 5). The raw body and the
+ * gzip magic bytes `1f 8b` whatever the headers say (docs/execute.md#what-is-sent). The raw body and the
  * decompressed body each count against `maxBytes`: `upstream_response_too_large`, as soon as the
  * limit is passed. Gunzipping is a stream: memory stays around `maxBytes` whatever the compression
  * ratio (a gzip bomb stops at the cap instead of being inflated first). On any failure the body is

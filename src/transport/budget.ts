@@ -2,7 +2,7 @@ import { ApiError } from '../errors.ts';
 
 /**
  * What one execute may spend upstream, all its requests together (pages, batch entries, sync parts,
- * retries, WSDL documents): decompressed bytes and wall time (API.md section 10). Made by the
+ * retries, WSDL documents): decompressed bytes and wall time (docs/limits.md#upstreams). Made by the
  * executor per call and spent by `sendUpstream`, so no connector can forget it.
  *
  * @example

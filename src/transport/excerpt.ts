@@ -1,4 +1,4 @@
-/** How much of an upstream body an error shows (API.md: `body_excerpt` ≤ 1 KiB). */
+/** How much of an upstream body an error shows (docs/errors.md#upstream_http_error: `body_excerpt` ≤ 1 KiB). */
 export const bodyExcerptBytes = 1024;
 
 /**

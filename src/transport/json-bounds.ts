@@ -1,5 +1,5 @@
 /**
- * Levels of nesting in one upstream JSON answer (API.md §10). Each object or array is one level deeper than the
+ * Levels of nesting in one upstream JSON answer (docs/limits.md#upstreams). Each object or array is one level deeper than the
  * one holding it: `{}` and `[]` are depth 1, `{"a":[1]}` is depth 2, a bare scalar is depth 0.
  */
 export const maxJsonDepth = 256;
@@ -11,7 +11,7 @@ export const maxJsonDepth = 256;
 export const maxJsonContainers = 1_000_000;
 
 /**
- * The bound of API.md §10 that JSON text exceeds, described for an error message ("nests objects and arrays deeper
+ * The bound of docs/limits.md#upstreams that JSON text exceeds, described for an error message ("nests objects and arrays deeper
  * than 256 levels"), or undefined. Decided in one forward pass before the text is parsed: V8's JSON.parse copes
  * with any depth but spends over a second on 10 MiB of `[[[…`, and what it returns would overflow the stack of every
  * recursive reader after it (JSON.stringify included). Strings are skipped whole, so brackets inside them do not

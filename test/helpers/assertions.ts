@@ -13,7 +13,7 @@ export interface ErrorPayload {
 }
 
 /**
- * Asserts the failure body of API.md §1 (`request_id` equal to the X-Request-Id header), the status and the
+ * Asserts the failure body of docs/api.md#answers (`request_id` equal to the X-Request-Id header), the status and the
  * code; every 401 carries WWW-Authenticate and no RateLimit headers. Returns the `error` object.
  */
 export function assertError(res: LightMyRequestResponse, status: number, code: string): ErrorPayload {
@@ -45,7 +45,7 @@ export function assertOk(res: LightMyRequestResponse): any {
   return body(res).data;
 }
 
-/** Asserts the five RateLimit headers of API.md §2 for a key with `limit` and `remaining` requests left. */
+/** Asserts the five RateLimit headers of docs/api.md#per-key-and-per-person for a key with `limit` and `remaining` requests left. */
 export function assertRateLimitHeaders(res: LightMyRequestResponse, limit: number, remaining: number): void {
   assert.equal(res.headers['ratelimit-limit'], String(limit));
   assert.equal(res.headers['ratelimit-remaining'], String(remaining));
@@ -80,7 +80,7 @@ export function apiError(fn: () => unknown, code: string): ApiError {
 }
 
 /**
- * The failure body of API.md §1 for a GraphQL `graphql_errors` answer: the usual keys plus the
+ * The failure body of docs/execute.md#graphql-errors for a GraphQL `graphql_errors` answer: the usual keys plus the
  * upstream's top-level `errors`, request_id = X-Request-Id.
  */
 export function assertGraphqlErrors(res: LightMyRequestResponse, errors: unknown[]): ErrorPayload {

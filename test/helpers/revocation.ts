@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 
 /**
- * API.md §2: "a revoked key is refused by every running instance within 1 second" of its revocation.
+ * docs/api.md#api-key-format: a revoked key is refused by every running instance within 1 second of its revocation.
  *
  * Polls `refused()` every 20 ms, from now (before the revocation, while the revoking process starts)
  * until it holds, and returns how many milliseconds after the revocation the last request that was still

@@ -224,7 +224,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   };
 }
 
-/** GraphQL over HTTP POST (API.md section 5). */
+/** GraphQL over HTTP POST (docs/execute.md#graphql-connector). */
 export const graphqlConnector: ConnectorDefinition = defineConnector<typeof sendSchema, typeof receiveSchema>({
   id: 'graphql-1.0.0',
   configProperties,

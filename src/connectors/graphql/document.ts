@@ -34,7 +34,7 @@ export interface ParsedOperation {
 }
 
 /**
- * Parses a GraphQL document and selects the operation to run (API.md §5: documents are parsed
+ * Parses a GraphQL document and selects the operation to run (docs/execute.md#documents-are-checked-first: documents are parsed
  * locally first). Anonymous `{ … }` shorthand is a query.
  *
  * @example parseOperation({ document: 'query Q($after: String) { users(after: $after) { nodes { id } } }', field: 'query' })

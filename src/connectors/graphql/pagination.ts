@@ -3,7 +3,7 @@ import { type RawJson, rawJsonArray } from '../../transport/raw-json.ts';
 import { hasVariable, type ParsedOperation } from './document.ts';
 import { type PageInfo, type RecordsPage, recordCount } from './records.ts';
 
-/** The cursor variable when the request names none (API.md §5). */
+/** The cursor variable when the request names none (docs/execute.md#pagination). */
 export const defaultCursorVariable = 'after';
 export const defaultMaxPages = 10;
 export const maxMaxPages = 100;
@@ -40,7 +40,7 @@ function joinPages(pages: RecordsPage['records'][], membersText: MembersText): u
 }
 
 /**
- * Follows Relay `pageInfo { hasNextPage endCursor }` (API.md §5, `paginate`), concatenating the
+ * Follows Relay `pageInfo { hasNextPage endCursor }` (docs/execute.md#pagination), concatenating the
  * records of every page. `fetchPage(null)` asks for the first page (the caller's variables as
  * given); `fetchPage(cursor)` for the page after `cursor`. It stops at the last page, at
  * `maxPages`, and also when a page has no `pageInfo`, no `endCursor`, or a cursor already

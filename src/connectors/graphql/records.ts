@@ -47,7 +47,7 @@ export function pageOfAnswer(answer: { data: unknown; errors?: unknown[] }, reco
 }
 
 /**
- * The records of a `receive` answer (API.md §5). The value they come from is the one at
+ * The records of a `receive` answer (docs/execute.md#graphql-receive). The value they come from is the one at
  * `recordsPath` (a dot path into `data`) when given, otherwise the single root field's value;
  * with several root fields, the whole `data` object is the one record. From that value: an
  * array → itself; an object with an `edges` array → each edge's `node`; an object with a

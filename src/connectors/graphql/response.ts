@@ -11,7 +11,7 @@ export interface GraphqlAnswer {
 
 /**
  * Normalises an upstream GraphQL HTTP answer (already gunzipped) into data or an ApiError
- * (API.md §1 and §5), without any I/O.
+ * (docs/execute.md#graphql-errors), without any I/O.
  *
  * - 2xx with a data object: the data, with `errors` beside it when there are any (partial success).
  * - `errors` with null or absent data: `graphql_errors`, message = the first error's message,
@@ -25,7 +25,7 @@ export interface GraphqlAnswer {
  * - A 2xx body that is not a JSON object, has a non-object `data`, or neither data nor errors:
  *   `upstream_invalid_response` with `details.body_excerpt`.
  * - On a 2xx, a non-array `errors` (some APIs send a string) is wrapped as one error.
- * - Whatever the status, JSON beyond the bounds of API.md §10 (nesting deeper than 256 levels,
+ * - Whatever the status, JSON beyond the bounds of docs/limits.md#upstreams (nesting deeper than 256 levels,
  *   more than a million objects and arrays; see json-bounds.ts) is `upstream_invalid_response`
  *   naming the bound, checked before parsing, so nothing of it is kept, not even the data of a
  *   partial success.

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
-/** The request fields of the GraphQL connector's send and receive (API.md section 5). */
+/** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */
 
 const document = { type: 'string', minLength: 1, maxLength: 1_000_000 } as const;
 const variables = { type: 'object' } as const;

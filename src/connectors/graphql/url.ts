@@ -1,7 +1,7 @@
 import { ApiError } from '../../errors.ts';
 
 /**
- * The GraphQL endpoint for an integration's `base_url` (API.md §5, URL rule): when the URL's
+ * The GraphQL endpoint for an integration's `base_url` (docs/execute.md#endpoint-url): when the URL's
  * path does not contain `/graphql`, `/graphql` is appended to the path with exactly one slash,
  * keeping the query string; otherwise the URL is used as given. The fragment is dropped (it is
  * never sent over HTTP). Only the path counts: `graphql` in the host or query string does not.

@@ -298,7 +298,7 @@ export interface SoapConnectorSettings {
 }
 
 /**
- * SOAP 1.1 and 1.2, with a WSDL (parsed once and cached, in this connector's own cache) or raw (API.md section 6).
+ * SOAP 1.1 and 1.2, with a WSDL (parsed once and cached, in this connector's own cache) or raw (docs/execute.md#soap-connector).
  */
 export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinition {
   const wsdlCache = new WsdlCache<WsdlModel>(settings.wsdlCacheSize, settings.wsdlCacheTtlMs);

@@ -11,7 +11,7 @@ export const envelopeNamespaces = {
 
 export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
 
-/** The keys an element's object holds beside its child elements: its attributes and its text (API.md section 6). */
+/** The keys an element's object holds beside its child elements: its attributes and its text (docs/execute.md#params-to-xml). */
 export const valueKeys: ReadonlySet<string> = new Set(['$attributes', '$value']);
 
 export interface EnvelopeInput {
@@ -24,7 +24,7 @@ export interface EnvelopeInput {
 }
 
 /**
- * The raw-mode request envelope (API.md §6), compact, after an XML declaration.
+ * The raw-mode request envelope (docs/execute.md#raw-mode), compact, after an XML declaration.
  *
  * - The Envelope declares `soap` (its namespace) and `xsi`, so names and attributes may use `soap:` and `xsi:`
  *   (`"$attributes": {"soap:mustUnderstand": "1"}`); other prefixes must be declared by the caller with

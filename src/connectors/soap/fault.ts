@@ -1,6 +1,6 @@
 import { attributePrefix, childElement, elementText, elementValue, isXmlRecord } from './xml.ts';
 
-/** A SOAP 1.1 or 1.2 fault in the one shape of `soap_fault` details (API.md §1). */
+/** A SOAP 1.1 or 1.2 fault in the one shape of `soap_fault` details (docs/errors.md#soap_fault). */
 export interface SoapFault {
   fault_code: string;
   fault_string: string;

@@ -2,7 +2,7 @@
 const wsdlQueryKeys = new Set(['wsdl', 'singlewsdl']);
 
 /**
- * Whether an integration's `endpoint_url` selects WSDL mode (API.md §4): a `wsdl` or `singleWsdl` query key in any
+ * Whether an integration's `endpoint_url` selects WSDL mode (docs/execute.md#wsdl-mode-or-raw-mode): a `wsdl` or `singleWsdl` query key in any
  * letter case and with or without a value, or a path ending `.wsdl` in any case. Anything else, an unparsable URL
  * included, is raw mode.
  *
@@ -21,7 +21,7 @@ export function isWsdlUrl(endpointUrl: string): boolean {
 }
 
 /**
- * The SOAP action of a raw-mode call (API.md §6): the request's `soap_action` when given (`""` stays empty),
+ * The SOAP action of a raw-mode call (docs/execute.md#raw-mode): the request's `soap_action` when given (`""` stays empty),
  * otherwise `namespace/method` with exactly one slash between them, or the method alone without a namespace.
  *
  * @example soapActionFor({ namespace: 'http://tempuri.org/', method: 'Add' }) // 'http://tempuri.org/Add'

@@ -4,7 +4,7 @@ import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-mo
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
- * path, list items by index as API.md section 6 writes them (`params.order.lines[1].quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
+ * path, list items by index as docs/execute.md#params-are-checked writes them (`params.order.lines[1].quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
  * required elements, a list where one value fits, `null` for an element that is neither nillable nor optional,
  * an object where a simple value fits, and values that do not fit their built-in type or enumeration.
  *

@@ -5,7 +5,7 @@ import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, tex
 import { XmlBoundExceeded } from './xml-bounds.ts';
 
 /**
- * Normalises a raw-mode SOAP answer (already decompressed) into the method's result or an ApiError (API.md §1, §6),
+ * Normalises a raw-mode SOAP answer (already decompressed) into the method's result or an ApiError (docs/execute.md#faults-and-other-failures),
  * without any I/O.
  *
  * - A Fault, SOAP 1.1 or 1.2, whatever the HTTP status: `soap_fault`, message = the fault string, details
@@ -15,7 +15,7 @@ import { XmlBoundExceeded } from './xml-bounds.ts';
  * - 2xx: an HTML page (`<!DOCTYPE html` or `<html` first), unreadable XML (malformed, or declaring a DTD) and XML
  *   that is not an `Envelope` with a `Body` are `upstream_invalid_response` with `upstream_status`, `content_type`
  *   and `body_excerpt`.
- * - Any status: XML beyond the bounds of API.md §10 (nesting, attributes of one element, size; see xml-bounds.ts) is
+ * - Any status: XML beyond the bounds of docs/limits.md#upstreams (nesting, attributes of one element, size; see xml-bounds.ts) is
  *   `upstream_invalid_response` with those details, its message naming the bound; it is not read any further.
  * - 2xx with an empty body (a one-way operation: WS-I Basic Profile answers them 202 or 200 with no body) or an empty
  *   Body: `{}`.

@@ -2,7 +2,7 @@ import { isPlainObject, valueKeys } from './envelope.ts';
 import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } from './schema-model.ts';
 
 /**
- * A WSDL-mode result shaped by the output's schema (API.md section 6): an element that may repeat (`maxOccurs > 1`)
+ * A WSDL-mode result shaped by the output's schema (docs/execute.md#results): an element that may repeat (`maxOccurs > 1`)
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
  * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does
  * not declare) stay as the reader read them (response.ts).

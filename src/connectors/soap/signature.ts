@@ -8,7 +8,7 @@ import {
 } from './schema-model.ts';
 import type { BoundMessage, BoundOperation, QName, WsdlPart } from './wsdl-documents.ts';
 
-/** One parameter as `test` shows it (API.md section 6): nested to the depth the schema has, cut at 8 levels. */
+/** One parameter as `test` shows it (docs/execute.md#signatures): nested to the depth the schema has, cut at 8 levels. */
 export interface Param {
   name: string;
   type: string;
@@ -41,7 +41,7 @@ export interface Signature {
   output: string | null;
 }
 
-/** Children deeper than this are not listed (API.md section 6); validation still follows the schema all the way. */
+/** Children deeper than this are not listed (docs/execute.md#signatures); validation still follows the schema all the way. */
 const listedDepth = 8;
 /**
  * Parameters (and enumeration values) listed in one signature at most: deep and wide schemas (Exchange's EWS) would

@@ -22,7 +22,7 @@ export interface WsdlLoadLimits {
   timeoutMs: number;
 }
 
-/** API.md section 10: one WSDL is at most 100 documents and 16 MiB, read within the integration's timeout_seconds. */
+/** docs/limits.md#upstreams: one WSDL is at most 100 documents and 16 MiB, read within the integration's timeout_seconds. */
 export const wsdlLoadDefaults = { maxDocuments: 100, maxBytes: 16 * 1024 * 1024 } as const;
 
 type Callback = (
@@ -80,7 +80,7 @@ export class SoapHttp {
           callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
           return;
         }
-        // node-soap's parser gets only XML within the bounds raw mode reads (API.md §10).
+        // node-soap's parser gets only XML within the bounds raw mode reads (docs/limits.md#upstreams).
         try {
           checkXmlBounds(text);
         } catch (error) {

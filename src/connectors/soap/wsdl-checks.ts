@@ -6,7 +6,7 @@ import type { BoundOperation } from './wsdl-documents.ts';
 import type { PortInfo, WsdlModel } from './wsdl-model.ts';
 
 /**
- * The operation a call runs, checked against the WSDL before anything is sent (API.md section 6):
+ * The operation a call runs, checked against the WSDL before anything is sent (docs/execute.md#wsdl-mode):
  * - the method must be an operation of the port (`unknown_soap_method`, listing the port's operations);
  * - of overloads (operations sharing the name), `input` chooses by the signature's `input` (one no overload has:
  *   `validation_failed` on `input`); without it, the one whose input the params fit is run, and several fitting is

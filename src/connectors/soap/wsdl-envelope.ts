@@ -15,7 +15,7 @@ export interface WsdlEnvelopeInput {
 }
 
 /**
- * The envelope a WSDL prescribes for a call (API.md section 6), written from the input's schema model: elements in
+ * The envelope a WSDL prescribes for a call (docs/execute.md#wsdl-mode), written from the input's schema model: elements in
  * the schema's order, each in the namespace the schema puts it in (global and qualified elements in their schema's
  * namespace, unqualified ones in none; see `Particle.ns`), the rpc wrapper in `soap:body`'s namespace. Values are
  * written as raw mode writes them (`$attributes`, `$value`, null as `xsi:nil`, a list as the element repeated);

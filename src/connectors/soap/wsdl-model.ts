@@ -83,7 +83,7 @@ export function selectPort(model: WsdlModel, serviceName?: string, portName?: st
   return { service, port };
 }
 
-/** The signature of every operation of a port, overloads each with their own, in the WSDL's order (API.md §6, `test`). */
+/** The signature of every operation of a port, overloads each with their own, in the WSDL's order (docs/execute.md#soap-test). */
 export function portSignatures(model: WsdlModel, port: PortInfo): Signature[] {
   return port.operations.map((operation) => signatureOf(model.schema, operation));
 }

@@ -1,8 +1,8 @@
 import { ApiError } from '../../errors.ts';
 
-/** Levels of element nesting in one upstream XML answer (API.md §10); the root element is level 1. */
+/** Levels of element nesting in one upstream XML answer (docs/limits.md#upstreams); the root element is level 1. */
 export const maxXmlDepth = 256;
-/** Attributes of one element in an upstream XML answer (API.md §10); namespace declarations count. */
+/** Attributes of one element in an upstream XML answer (docs/limits.md#upstreams); namespace declarations count. */
 export const maxXmlAttributes = 256;
 /**
  * Elements and attributes together in one upstream XML answer. A 10 MiB answer of ordinary records holds about

@@ -7,7 +7,7 @@ export { attributePrefix, textKey };
 /**
  * Parses XML from upstream safely, or throws `upstream_invalid_response`.
  *
- * First the bounds of API.md §10 (`checkXmlBounds`: nesting, attributes per element, elements and attributes in
+ * First the bounds of docs/limits.md#upstreams (`checkXmlBounds`: nesting, attributes per element, elements and attributes in
  * all), then one strict forward pass (`readXml`), both linear in the length of the text: a 10 MiB answer is read in
  * well under half a second whatever it holds. (fast-xml-parser, used before, took 2 s on 10 MiB of ordinary records
  * and 9 s on 800,000 attributes of one element.)

@@ -1,7 +1,7 @@
 import { type Kysely, SqliteAdapter, sql } from 'kysely';
 
 /**
- * People (API.md section 11): users, their role per tenant, sign-in sessions with their refresh tokens, the keys that
+ * People (docs/people-and-console.md): users, their role per tenant, sign-in sessions with their refresh tokens, the keys that
  * sign access tokens, and who made a key or an execution (`api_keys.created_by`, `executions.user_id`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-/** What each role may do in a tenant (API.md section 11), so the console offers only what the API will allow. */
+/** What each role may do in a tenant (docs/people-and-console.md#roles), so the console offers only what the API will allow. */
 const reads = ['entities.read', 'integrations.read', 'api_keys.read', 'executions.read', 'processflow.read'];
 const roleScopes = {
   owner: ['*'],
