@@ -4,7 +4,7 @@ import type { Piscina } from 'piscina';
 /**
  * Upstream answers of at least this many bytes are read in a worker thread. Below it, reading on the main thread
  * costs less than a trip to a worker (a 1 MiB JSON answer parses in a few milliseconds); above it, the megabytes
- * would hold the event loop for every other request (docs: limits, "one request never holds the instance").
+ * would hold the event loop for every other request (docs/limits.md#large-answers-and-the-event-loop).
  */
 export const offThreadMinBytes = 1024 * 1024;
 
