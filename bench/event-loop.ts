@@ -1,12 +1,16 @@
 /**
- * `node bench/event-loop.ts`: whether one tenant's large answers hold the instance (issue 17, finding 5). Interchange,
- * a GraphQL upstream of small answers and one of ~9.8 MB pages each run in a process of their own. Meanwhile:
- *   - tenant `bulk` keeps BULK_CALLS (8) paginated receives of 3 pages (~29 MB each) in flight, ROUNDS (3) times over;
- *   - a prober sends GET /healthz and a small receive of tenant `bench` every 25 ms, one at a time each.
- * Printed: the probes' latencies (p50, p99, max) and Interchange's own event-loop delay over the run, as measured in
- * its process (monitorEventLoopDelay). The same probes on an idle instance come first, as the baseline.
+ * `node bench/event-loop.ts`: whether one tenant's load holds the instance for every other caller (issue 17, finding
+ * 5). Interchange and its upstreams each run in a process of their own. Two scenarios, each against a fresh
+ * Interchange, in which tenant `bulk` loads the instance while a prober sends GET /healthz and a small receive of
+ * tenant `bench` every 25 ms, one at a time each:
+ *   - large pages: BULK_CALLS (8) paginated receives of 3 pages of ~9.8 MB (~29 MB each) in flight, ROUNDS (3) times;
+ *   - many in flight: IN_FLIGHT (2,000) receives in flight at once against an upstream that answers after 1 s
+ *     (IX_TENANT_CONCURRENCY raised to let them in), ROUNDS times.
+ * Printed per scenario: the probes' latencies (p50, p99, max) on the idle instance and under the load, and
+ * Interchange's own event-loop delay (monitorEventLoopDelay in its process). PROFILE=dir writes a CPU profile of
+ * Interchange's process there; SCENARIO=large or SCENARIO=many runs one scenario.
  */
-import { type Child, startServer } from './children.ts';
+import { type Child, runToEnd, startServer } from './children.ts';
 
 interface Started {
   url: string;
@@ -16,7 +20,10 @@ interface Started {
 }
 
 const bulkCalls = Number(process.env.BULK_CALLS ?? 8);
+const inFlight = Number(process.env.IN_FLIGHT ?? 2000);
 const rounds = Number(process.env.ROUNDS ?? 3);
+/** SCENARIO=large or SCENARIO=many runs only that one. */
+const only = process.env.SCENARIO;
 const script = (name: string) => new URL(`./servers/${name}.ts`, import.meta.url).pathname;
 const children: Child[] = [];
 
@@ -26,20 +33,11 @@ async function child<T>(name: string, args: string[] = [], env: NodeJS.ProcessEn
   return info;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
 function summary(latencies: number[]) {
   const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
   const ms = (v: number) => Math.round(v * 10) / 10;
-  return {
-    n: sorted.length,
-    p50_ms: ms(percentile(sorted, 50)),
-    p99_ms: ms(percentile(sorted, 99)),
-    max_ms: ms(sorted.at(-1) ?? 0),
-  };
+  return { n: sorted.length, p50_ms: ms(at(50)), p99_ms: ms(at(99)), max_ms: ms(sorted.at(-1) ?? 0) };
 }
 
 /** Sends `request` one at a time every `everyMs` until `done()`; the latency of each. */
@@ -56,14 +54,11 @@ async function probe(request: () => Promise<Response>, done: () => boolean, ever
   return latencies;
 }
 
-try {
+/** Probes an idle Interchange, then the same while `load` runs; the figures of both. */
+async function scenario(name: string, bulkUpstream: string, env: NodeJS.ProcessEnv, load: (ix: Started) => Promise<unknown>) {
   const small = await child<{ url: string }>('graphql-upstream');
-  const paged = await child<{ url: string }>('paged-upstream');
-  // PROFILE=dir writes a CPU profile of Interchange's process there (node --cpu-prof), to see what holds its loop.
-  const profile = process.env.PROFILE
-    ? { NODE_OPTIONS: process.env.PROFILE_OPTIONS ?? `--cpu-prof --cpu-prof-dir=${process.env.PROFILE}` }
-    : {};
-  const ix = await child<Started>('interchange', [small.url, paged.url], profile);
+  const profile = process.env.PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE}` } : {};
+  const ix = await child<Started>('interchange', [small.url, bulkUpstream], { ...env, ...profile });
   const origin = new URL(ix.url).origin;
   const healthz = () => fetch(`${origin}/healthz`);
   const smallReceive = () =>
@@ -72,52 +67,60 @@ try {
       headers: ix.headers,
       body: JSON.stringify({ operation: 'receive', query: '{ users { id } }' }),
     });
-  const loop = async () => (await fetch(ix.loopUrl)).json();
+  const loopDelay = async () => (await fetch(ix.loopUrl)).json();
 
-  // Baseline: the same probes on an idle instance.
-  let idleUntil = performance.now() + 2000;
-  await loop();
-  const [idleHealth, idleSmall] = await Promise.all([
+  const idleUntil = performance.now() + 2000;
+  await loopDelay();
+  const idle = await Promise.all([
     probe(healthz, () => performance.now() > idleUntil),
     probe(smallReceive, () => performance.now() > idleUntil),
   ]);
-  const idleLoop = await loop();
+  const idleLoop = await loopDelay();
 
   let running = true;
-  const statuses: Record<number, number> = {};
-  const bulkBody = JSON.stringify({
+  const loaded = load(ix).finally(() => {
+    running = false;
+  });
+  const busy = await Promise.all([probe(healthz, () => !running), probe(smallReceive, () => !running)]);
+  const statuses = await loaded;
+  const busyLoop = await loopDelay();
+  return {
+    scenario: name,
+    bulk: statuses,
+    idle: { healthz: summary(idle[0]), small_receive: summary(idle[1]), event_loop: idleLoop },
+    under_load: { healthz: summary(busy[0]), small_receive: summary(busy[1]), event_loop: busyLoop },
+  };
+}
+
+/** `calls` requests of `body` to tenant bulk at once, `rounds` times, from a process of its own; the statuses counted. */
+async function flood(ix: Started, calls: number, body: string): Promise<Record<number, number>> {
+  const headers = Object.entries(ix.bulk.headers).flatMap(([name, value]) => ['--header', `${name}: ${value}`]);
+  const args = [ix.bulk.url, '--body', body, ...headers, '--calls', String(calls), '--rounds', String(rounds)];
+  return JSON.parse(await runToEnd(script('../flood'), args));
+}
+
+try {
+  const results = [];
+  const paged = await child<{ url: string }>('paged-upstream');
+  const pagesBody = JSON.stringify({
     operation: 'receive',
     query: 'query ($after: String) { items(after: $after) { pageInfo { hasNextPage endCursor } nodes { id } } }',
     paginate: { max_pages: 3 },
   });
-  const load = (async () => {
-    for (let round = 0; round < rounds; round++) {
-      await Promise.all(
-        Array.from({ length: bulkCalls }, async () => {
-          const res = await fetch(ix.bulk.url, { method: 'POST', headers: ix.bulk.headers, body: bulkBody });
-          await res.arrayBuffer();
-          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-        }),
-      );
-    }
-    running = false;
-  })();
-  idleUntil = 0;
-  const [busyHealth, busySmall] = await Promise.all([probe(healthz, () => !running), probe(smallReceive, () => !running)]);
-  await load;
-  const busyLoop = await loop();
+  if (only === undefined || only === 'large') {
+    results.push(await scenario('large pages', paged.url, {}, (ix) => flood(ix, bulkCalls, pagesBody)));
+  }
 
-  console.log(
-    JSON.stringify(
-      {
-        bulk: { calls: bulkCalls * rounds, statuses },
-        idle: { healthz: summary(idleHealth), small_receive: summary(idleSmall), event_loop: idleLoop },
-        under_load: { healthz: summary(busyHealth), small_receive: summary(busySmall), event_loop: busyLoop },
-      },
-      null,
-      2,
-    ),
-  );
+  const slow = await child<{ url: string }>('graphql-upstream', [], { DELAY_MS: '1000' });
+  const smallBody = JSON.stringify({ operation: 'receive', query: '{ users { id } }' });
+  if (only === undefined || only === 'many') {
+    results.push(
+      await scenario('many in flight', slow.url, { IX_TENANT_CONCURRENCY: String(inFlight) }, (ix) =>
+        flood(ix, inFlight, smallBody),
+      ),
+    );
+  }
+  console.log(JSON.stringify(results, null, 2));
 } finally {
   await Promise.all(children.map((c) => c.stop()));
 }

@@ -17,6 +17,7 @@ import type { AppContext } from './context.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
+import { FairTurns } from './execution/fair-turns.ts';
 import {
   answerConnect,
   clientErrorHandler,
@@ -258,6 +259,7 @@ async function assemble(
     },
     registry,
     integrations: new IntegrationCache(),
+    turns: new FairTurns(),
     people: new People({
       db: storage.db,
       masterKey,
@@ -273,7 +275,11 @@ async function assemble(
     : undefined;
   registerAuth(app, { ...ctx, db: storage.db, cache: ctx.keyCache });
   registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000 });
-  metrics.watch({ connectorStats: () => registry.stats(), usageFlushLagSeconds: () => ctx.usage.lagSeconds() });
+  metrics.watch({
+    connectorStats: () => registry.stats(),
+    usageFlushLagSeconds: () => ctx.usage.lagSeconds(),
+    turnsWaiting: () => ctx.turns.waiting,
+  });
   registerHealthRoutes(app, ctx, metrics.registry);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);

@@ -5,6 +5,7 @@ import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { SharedConnectorContext } from './connectors/connector.ts';
 import type { ConnectorRegistry } from './connectors/registry.ts';
+import type { FairTurns } from './execution/fair-turns.ts';
 import type { IntegrationCache } from './integrations/cache.ts';
 import type { Storage } from './storage/database.ts';
 import type { ExecutionLog } from './storage/execution-log.ts';
@@ -29,6 +30,8 @@ export interface AppContext {
   executions: ExecutionLog;
   /** People: signing keys, access tokens, sessions and the account lockout. */
   people: People;
+  /** Shares the event loop's time among tenants: each tenant request's work takes a turn when it starts or resumes. */
+  turns: FairTurns;
   /** Integrations as the execute path reads them (kept 1 s; forgotten when this instance changes one). */
   integrations: IntegrationCache;
 }

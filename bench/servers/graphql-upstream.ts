@@ -14,6 +14,9 @@ const users = Array.from({ length: 10 }, (_, i) => ({
 const answer = Buffer.from(JSON.stringify({ data: { users } }));
 const headers = { 'content-type': 'application/json', 'content-length': answer.length };
 
+/** DELAY_MS: each answer waits this long (a slow upstream, for bench/event-loop.ts); none by default. */
+const delayMs = Number(process.env.DELAY_MS ?? 0);
+
 const server = createServer((req, res) => {
   if (req.method !== 'POST') {
     res.writeHead(405).end();
@@ -21,7 +24,8 @@ const server = createServer((req, res) => {
   }
   // The body is read to its end, as a real upstream would, before the answer goes out.
   req.resume();
-  req.once('end', () => res.writeHead(200, headers).end(answer));
+  const send = () => res.writeHead(200, headers).end(answer);
+  req.once('end', () => (delayMs > 0 ? setTimeout(send, delayMs) : send()));
 });
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;

@@ -34,6 +34,8 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
   // The upstream is on 127.0.0.1: stated here, not left to the default.
   IX_EGRESS_ALLOW_PRIVATE: 'true',
+  // bench/event-loop.ts lets one tenant have thousands of executes in flight.
+  ...(process.env.IX_TENANT_CONCURRENCY && { IX_TENANT_CONCURRENCY: process.env.IX_TENANT_CONCURRENCY }),
 });
 const storage = openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
 const app = await build(config, { storage });

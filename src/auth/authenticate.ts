@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
+import type { FairTurns } from '../execution/fair-turns.ts';
 import { type ApiKeyRecord, findKeyByHash } from '../storage/api-keys.ts';
 import type { Db } from '../storage/database.ts';
 import type { Role, User } from '../storage/users.ts';
@@ -36,6 +37,7 @@ export interface AuthContext {
 }
 
 export interface AuthDeps {
+  turns: FairTurns;
   db: Db;
   cache: KeyCache;
   limiter: KeyRateLimiter;
@@ -127,6 +129,9 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
 
+    // A tenant's burst waits its turn here, so health checks and other tenants are served in between.
+    const turn = deps.turns.take(header(request, 'x-tenant-id') ?? '');
+    if (turn) await turn;
     await refuseBlockedAddress(deps.guard, request, reply);
     const auth = await identify(request, deps);
     request.auth = auth;

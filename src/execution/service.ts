@@ -144,6 +144,7 @@ export class ExecutionService {
       { maxBytes: config.executeMaxBytes, deadlineMs: config.executeDeadlineSeconds * 1000 },
       started,
     );
+    budget.takeTurn = () => this.#ctx.turns.take(call.tenantId);
 
     let secrets: string[] = [];
     let outcome: Outcome;

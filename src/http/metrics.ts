@@ -14,6 +14,8 @@ export interface MetricSources {
   connectorStats(): ReadonlyMap<string, ConnectorStats>;
   /** Seconds the oldest usage count not yet written has waited (0 when none waits). */
   usageFlushLagSeconds(): number;
+  /** Requests waiting for their tenant's turn of the event loop (FairTurns). */
+  turnsWaiting(): number;
 }
 
 const upstreamBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -81,6 +83,15 @@ export function registerMetrics(app: FastifyInstance): { registry: Registry; wat
     registers,
     collect() {
       this.set(sources?.usageFlushLagSeconds() ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'ix_turns_waiting',
+    help: 'Requests waiting for their tenant’s turn of the event loop (a burst worked through in slices)',
+    registers,
+    collect() {
+      this.set(sources?.turnsWaiting() ?? 0);
     },
   });
 

@@ -46,6 +46,12 @@ export class ExecuteBudget {
   /** Milliseconds spent waiting on upstream requests (from sending to the whole body read), for Server-Timing. */
   upstreamMs = 0;
 
+  /**
+   * Taken when an upstream has answered, before its answer is read: undefined to go on, or a promise to wait for
+   * this tenant's turn of the event loop (FairTurns). Without one, never waits.
+   */
+  takeTurn: () => Promise<void> | undefined = () => undefined;
+
   remainingBytes(): number {
     return Math.max(0, this.maxBytes - this.#usedBytes);
   }

@@ -95,10 +95,16 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  *   timeoutMs: 30_000, maxBodyBytes: 10 * 1024 * 1024,
  * });
  */
-export function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
   // Traced, each attempt is a client span whose context travels in the request's headers (traceparent).
-  if (tracingOn()) return traceUpstream(upstream, (headers) => send(dispatcher, { ...upstream, headers }));
-  return send(dispatcher, upstream);
+  const response = await (tracingOn()
+    ? traceUpstream(upstream, (headers) => send(dispatcher, { ...upstream, headers }))
+    : send(dispatcher, upstream));
+  // The answer is read when this tenant's turn of the event loop comes (FairTurns): thousands landing at once are
+  // read in slices, with other callers served in between.
+  const turn = upstream.budget?.takeTurn();
+  if (turn) await turn;
+  return response;
 }
 
 async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
