@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { Pool } from 'undici';
 import { createApiKey } from '../src/auth/key-service.ts';
 import { requestFingerprint } from '../src/execution/fingerprint.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
@@ -261,6 +262,46 @@ describe('executes running at once for one tenant (IX_TENANT_CONCURRENCY)', () =
     const again = await execute(h, acme, 'held', receiveItems);
     assert.equal(again.statusCode, 200, again.body);
     assert.equal(held.requests, 5);
+  });
+
+  test('exactly the cap of keep-alive connections, each sending on as soon as it is answered, is never refused', async (t) => {
+    // The red team saw 429s at exactly the cap when a slot was freed after the answer went out. The slot is given
+    // back before the answer is written: a connection's next request must always find its own slot free again.
+    for (const cap of [1, 4]) {
+      const { h, acme } = await setUp({ IX_TENANT_CONCURRENCY: String(cap) });
+      const fast = await httpUpstream((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"items":[{"id":"1"}]}}');
+      });
+      await put(h, acme, 'fast', 'graphql-1.0.0', { base_url: fast.url });
+      const origin = await h.app.listen({ host: '127.0.0.1', port: 0 });
+      const pool = new Pool(origin, { connections: cap, pipelining: 1 });
+      t.after(async () => {
+        await pool.close();
+        await fast.close();
+        await h.close();
+      });
+      const statuses: number[] = [];
+      await Promise.all(
+        Array.from({ length: cap }, async () => {
+          for (let i = 0; i < 60; i++) {
+            const res = await pool.request({
+              path: '/api/v1/integrations/fast/execute',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': acme.key, 'x-tenant-id': acme.tenant },
+              body: JSON.stringify(receiveItems),
+            });
+            await res.body.dump();
+            statuses.push(res.statusCode);
+          }
+        }),
+      );
+      assert.equal(statuses.length, 60 * cap);
+      assert.deepEqual(
+        statuses.filter((status) => status !== 200),
+        [],
+        `cap ${cap}`,
+      );
+    }
   });
 
   test('default 32: 40 executes at once against a stalled upstream open at most 32 connections; 8 get 429', async (t) => {
