@@ -35,6 +35,8 @@ export interface ResolvedIntegration {
   id: string;
   version: number;
   config: Readonly<Record<string, unknown>>;
+  /** The origins of its URL fields: the only ones its credentials go to (credentials/destinations.ts, API.md §4). */
+  credentialOrigins: ReadonlySet<string>;
 }
 
 type Fields = Record<string, unknown>;

@@ -1,3 +1,4 @@
+import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { sendUpstream } from '../../transport/upstream.ts';
 import {
@@ -77,9 +78,12 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
     accept: 'application/graphql-response+json, application/json',
     'accept-encoding': 'gzip',
   };
-  if (typeof token === 'string' && token !== '') headers.authorization = `Bearer ${token}`;
+  const url = resolveGraphqlUrl(baseUrl);
+  // Every request (pages included) goes to this one URL, on base_url's origin: the rule every request asks holds.
+  if (typeof token === 'string' && token !== '' && credentialsMayGoTo(integration, url))
+    headers.authorization = `Bearer ${token}`;
   // Frozen: the transport then checks and prepares them once, not on every request.
-  endpoint = { url: resolveGraphqlUrl(baseUrl), headers: Object.freeze(headers) };
+  endpoint = { url, headers: Object.freeze(headers) };
   endpoints.set(integration, endpoint);
   return endpoint;
 }
