@@ -135,6 +135,12 @@ describe('the forms of a secret an upstream may echo', () => {
       assert.match(redacted, /^<(\[REDACTED\])+>$/, redacted.slice(0, 200));
       assert.ok(matcher.mayShowIn(JSON.stringify({ echo })));
     }
+    // Matched in windows of 1,024 characters: an echo cut at either end is still found (its first or last window).
+    for (const cut of [long.slice(0, 2100), long.slice(-2100)]) {
+      assert.ok(matcher.mayShowIn(JSON.stringify({ cut })));
+      const shown = matcher.redact(cut).split('[REDACTED]');
+      assert.ok(shown.every((left) => left.length < 1100));
+    }
   });
 });
 

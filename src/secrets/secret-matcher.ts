@@ -127,7 +127,7 @@ export class SecretMatcher {
         'giu',
       ),
       inJson: compile(
-        this.#forms.filter((form) => !form.covered).map((form) => formSource(form, inJson)),
+        this.#forms.filter((form) => !form.unsearched).map((form) => formSource(form, inJson)),
         'iu',
       ),
     };
