@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { credentialOrigins, credentialsMayGoTo } from '../src/credentials/destinations.ts';
 import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
@@ -17,6 +18,9 @@ type Auth = { key: string; tenant: string };
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const calculatorWsdl = readFileSync(new URL('./fixtures/soap/calculator.wsdl', import.meta.url), 'utf8');
+const greeterWsdl = readFileSync(new URL('./fixtures/soap/imported.wsdl', import.meta.url), 'utf8');
+const greeterTypes = readFileSync(new URL('./fixtures/soap/types.xsd', import.meta.url), 'utf8');
+const greetResponse = `<s:Envelope xmlns:s="${SOAP11}"><s:Body><GreetResponse xmlns="http://example.com/greeter/types"><GreetResult>Hello, Ann!</GreetResult></GreetResponse></s:Body></s:Envelope>`;
 const addResponse = `<s:Envelope xmlns:s="${SOAP11}"><s:Body><AddResponse xmlns="http://example.com/calculator"><AddResult>3</AddResult></AddResponse></s:Body></s:Envelope>`;
 const introspectionAnswer = JSON.stringify({ data: { __schema: { queryType: { name: 'Query' } } } });
 
@@ -341,5 +345,150 @@ describe('integration secrets follow the origin they were sent with', () => {
     assert.ok(!res.body.includes('bob'));
     const list = await h.call(admin, { method: 'GET', url: '/api/v1/integrations?limit=100' });
     assert.ok(!list.body.includes('hunter2-pw'));
+  });
+});
+
+describe('credentialsMayGoTo: the origins of the URLs the owner configured, and no other', () => {
+  const integration = {
+    credentialOrigins: credentialOrigins(
+      { endpoint_url: 'https://soap.example.com/svc?wsdl', service_url: 'http://[::1]:8080/call', namespace: 'urn:x' },
+      ['endpoint_url', 'service_url', 'unset_url'],
+    ),
+  };
+
+  test('same scheme, host and port, whatever the path, query, default port or letter case', () => {
+    for (const url of [
+      'https://soap.example.com/types.xsd',
+      'https://soap.example.com:443/svc?xsd=xsd0',
+      'HTTPS://SOAP.Example.COM/other',
+      'https://user@soap.example.com/x',
+      'http://[::1]:8080/elsewhere',
+    ]) {
+      assert.equal(credentialsMayGoTo(integration, url), true, url);
+    }
+  });
+
+  test('another scheme, port or host (a subdomain, a trailing dot, the same host by another name) is another origin', () => {
+    for (const url of [
+      'http://soap.example.com/svc',
+      'https://soap.example.com:8443/svc',
+      'https://api.soap.example.com/svc',
+      'https://soap.example.com./svc',
+      'https://example.com/svc',
+      'http://[::1]/call',
+      'http://127.0.0.1:8080/call',
+      'file:///etc/passwd',
+      'not a url',
+    ]) {
+      assert.equal(credentialsMayGoTo(integration, url), false, url);
+    }
+  });
+});
+
+describe("a SOAP integration's auth header goes only to the origins it names, not to where its WSDL points", () => {
+  let h: Harness;
+  let admin: Auth;
+  let runner: Auth;
+  /** The WSDL's host (origin A) and another host (origin B: another port of 127.0.0.1), each logging what came. */
+  let a: RawUpstream;
+  let b: RawUpstream;
+  const seen: Record<'a' | 'b', Array<[string, string | undefined]>> = { a: [], b: [] };
+  const token = 'tok-for-A-only-4f1d9c';
+
+  /** The greeter WSDL, its xsd:import's schemaLocation and its soap:address on the origins given. */
+  const greeter = (typesAt: string, addressAt: string) =>
+    greeterWsdl.replace('__BASE_URL__/types.xsd', `${typesAt}/types.xsd`).replaceAll('__BASE_URL__', addressAt);
+
+  function serve(name: 'a' | 'b', other: () => string) {
+    return httpUpstream((req, res) => {
+      seen[name].push([`${req.method} ${req.url}`, req.headers['x-api-token'] as string | undefined]);
+      const self = name === 'a' ? a.url : b.url;
+      const xml = (text: string) => res.writeHead(200, { 'content-type': 'text/xml' }).end(text);
+      if (req.url === '/types.xsd') xml(greeterTypes);
+      else if (req.url === '/greeter.wsdl') xml(greeter(other(), self));
+      else if (req.url === '/far.wsdl') xml(greeter(self, other()));
+      else if (req.url === '/moved.wsdl') res.writeHead(302, { location: `${other()}/greeter.wsdl` }).end();
+      else if (req.method === 'POST') xml(greetResponse);
+      else res.writeHead(404).end();
+    });
+  }
+
+  before(async () => {
+    h = await harness();
+    await h.tenant('acme');
+    admin = { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
+    runner = { key: (await h.key('acme', ['integrations.execute'])).key, tenant: 'acme' };
+    a = await serve('a', () => b.url);
+    b = await serve('b', () => a.url);
+  });
+  after(async () => {
+    await h.close();
+    await Promise.all([a?.close(), b?.close()]);
+  });
+
+  const put = async (id: string, config: Record<string, unknown>) => {
+    const res = await h.call(admin, {
+      method: 'PUT',
+      url: `/api/v1/integrations/${id}`,
+      payload: { connector: 'soap-1.0.0', config },
+    });
+    assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body);
+  };
+  const greet = (id: string) =>
+    h.call(runner, {
+      method: 'POST',
+      url: `/api/v1/integrations/${id}/execute`,
+      payload: { operation: 'send', method: 'Greet', params: { name: 'Ann' } },
+    });
+  const since = (name: 'a' | 'b', from: number) => seen[name].slice(from);
+
+  test('a WSDL on A importing an XSD from B: A gets the header with the WSDL and the call, B gets none', async () => {
+    const [atA, atB] = [seen.a.length, seen.b.length];
+    await put('imports', { endpoint_url: `${a.url}/greeter.wsdl`, auth_header: 'X-Api-Token', auth_value: token });
+    const res = await greet('imports');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(body(res).data, { GreetResult: 'Hello, Ann!' });
+    assert.deepEqual(since('a', atA), [
+      ['GET /greeter.wsdl', token],
+      ['POST /imported', token],
+    ]);
+    assert.deepEqual(since('b', atB), [['GET /types.xsd', undefined]]);
+  });
+
+  test('a soap:address on B and no service_url: nothing is sent (422), until service_url names B', async () => {
+    const [atA, atB] = [seen.a.length, seen.b.length];
+    await put('far', { endpoint_url: `${a.url}/far.wsdl`, auth_header: 'X-Api-Token', auth_value: token });
+    const refused = await greet('far');
+    const error = assertError(refused, 422, 'integration_misconfigured');
+    assert.deepEqual(error.details, { field: 'config.service_url', address: `${b.url}/imported` });
+    assert.match(error.message, /set config\.service_url/);
+    assert.deepEqual(since('b', atB), [], 'B received nothing');
+    assert.deepEqual(since('a', atA), [
+      ['GET /far.wsdl', token],
+      ['GET /types.xsd', token],
+    ]);
+
+    // The owner names B: the call, and the header, go there.
+    await put('far', {
+      endpoint_url: `${a.url}/far.wsdl`,
+      service_url: `${b.url}/imported`,
+      auth_header: 'X-Api-Token',
+      auth_value: token,
+    });
+    assert.equal((await greet('far')).statusCode, 200);
+    assert.deepEqual(since('b', atB), [['POST /imported', token]]);
+
+    // Without a credential there is nothing to keep from B: the WSDL's address is called as it says.
+    await put('far-open', { endpoint_url: `${a.url}/far.wsdl`, auth_header: 'X-Api-Token' });
+    assert.equal((await greet('far-open')).statusCode, 200);
+    assert.deepEqual(since('b', atB).at(-1), ['POST /imported', undefined]);
+  });
+
+  test('a WSDL fetch answered by a redirect to B is not followed: B gets nothing', async () => {
+    const atB = seen.b.length;
+    await put('moved', { endpoint_url: `${a.url}/moved.wsdl`, auth_header: 'X-Api-Token', auth_value: token });
+    const error = assertError(await greet('moved'), 502, 'upstream_http_error');
+    assert.equal(error.details?.upstream_status, 302);
+    assert.deepEqual(since('b', atB), []);
   });
 });

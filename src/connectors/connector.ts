@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
 import type { ValidationIssue } from '../errors.ts';
+import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
 
@@ -29,11 +30,11 @@ export interface SharedConnectorContext {
 
 /**
  * What a connection runs with: the shared plumbing, this execute's own budget, which every upstream request spends, and
- * the integration's secret values, which whatever it makes into text off the main thread must be redacted of.
+ * the matcher of the integration's secrets, which whatever it makes into text off the main thread must be redacted of.
  */
 export interface ConnectorContext extends SharedConnectorContext {
   budget: ExecuteBudget;
-  secrets: readonly string[];
+  secrets: SecretMatcher;
 }
 
 /** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */
@@ -42,6 +43,8 @@ export interface ResolvedIntegration {
   id: string;
   version: number;
   config: Readonly<Record<string, unknown>>;
+  /** The origins of its URL fields: the only ones its credentials go to (credentials/destinations.ts, docs/security.md#secrets-follow-their-origin). */
+  credentialOrigins: ReadonlySet<string>;
 }
 
 type Fields = Record<string, unknown>;

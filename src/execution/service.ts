@@ -5,7 +5,9 @@ import { ApiError, errorBody } from '../errors.ts';
 import { toApiError } from '../http/error-handler.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
+import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { redactReply } from '../secrets/redact.ts';
+import { SecretMatcher } from '../secrets/secret-matcher.ts';
 import { newExecutionId } from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
 import { traceExecute, tracingOn } from '../telemetry/spans.ts';
@@ -53,6 +55,12 @@ interface Outcome {
   errorDetails: Record<string, unknown> | null;
 }
 
+/** An integration as the execute path runs it: decrypted, with the matcher of the secrets no reply may show. */
+interface Resolved {
+  integration: ResolvedIntegration;
+  secrets: SecretMatcher;
+}
+
 function successBody(result: ConnectorResult) {
   return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
 }
@@ -66,7 +74,7 @@ function secretValues(definition: ConnectorDefinition, integration: ResolvedInte
 }
 
 /** The failure reply; a bug becomes internal_error (logged), never its own message. */
-function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[]): Outcome {
+function failure(call: ExecuteCall, thrown: unknown, secrets: SecretMatcher): Outcome {
   let error = toApiError(thrown);
   if (!error) {
     call.log.error({ err: thrown }, 'execute failed with an unexpected error');
@@ -95,8 +103,13 @@ function failure(call: ExecuteCall, thrown: unknown, secrets: readonly string[])
 export class ExecutionService {
   readonly #ctx: AppContext;
   readonly #slots: TenantConcurrency;
-  /** Decrypted integrations, per stored object (which the integration cache keeps while it is current). */
-  readonly #resolvedIntegrations = new WeakMap<StoredIntegration, ResolvedIntegration>();
+  /**
+   * Decrypted integrations and the matchers of their secrets, per stored object (which the integration cache keeps
+   * while it is current, so this holds no more than that cache does).
+   */
+  readonly #resolvedIntegrations = new WeakMap<StoredIntegration, Resolved>();
+  /** Matchers by secret set: a stored object is read anew every second, its secrets' matcher is not compiled anew. */
+  readonly #matchers = new SecretMatcherCache();
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
@@ -121,10 +134,11 @@ export class ExecutionService {
     }
   }
 
-  #resolved(definition: ConnectorDefinition, stored: StoredIntegration, masterKey: Buffer): ResolvedIntegration {
+  #resolved(definition: ConnectorDefinition, stored: StoredIntegration, masterKey: Buffer): Resolved {
     let resolved = this.#resolvedIntegrations.get(stored);
     if (!resolved) {
-      resolved = resolveIntegration(definition, stored, masterKey);
+      const integration = resolveIntegration(definition, stored, masterKey);
+      resolved = { integration, secrets: this.#matchers.get(secretValues(definition, integration)) };
       this.#resolvedIntegrations.set(stored, resolved);
     }
     return resolved;
@@ -146,7 +160,7 @@ export class ExecutionService {
     );
     budget.takeTurn = () => this.#ctx.turns.take(call.tenantId);
 
-    let secrets: string[] = [];
+    let secrets = SecretMatcher.none;
     let outcome: Outcome;
     try {
       const definition = registry.get(stored.connector);
@@ -154,8 +168,8 @@ export class ExecutionService {
         throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
       }
       checkExecuteRequest(definition, call.operation, call.fields);
-      const integration = this.#resolved(definition, stored, masterKey);
-      secrets = secretValues(definition, integration);
+      const { integration, secrets: matcher } = this.#resolved(definition, stored, masterKey);
+      secrets = matcher;
       const connection = definition.connect(integration, { ...this.#ctx.connectors, budget, secrets });
       const result = await runExecute(definition, connection, call.operation, call.fields, budget);
       // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.

@@ -1,4 +1,5 @@
 import type { ConnectorDefinition, ResolvedIntegration } from '../connectors/connector.ts';
+import { credentialOrigins, originOf } from '../credentials/destinations.ts';
 import { validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
@@ -30,11 +31,6 @@ export function checkConfig(definition: ConnectorDefinition, config: Config): vo
     }
   }
   if (issues.length > 0) throw validationFailed(issues);
-}
-
-/** The origin of a URL field's value (`https://h:443/x` → `https://h`), or null when the field is unset. */
-function originOf(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? (URL.parse(value)?.origin ?? value) : null;
 }
 
 /**
@@ -137,5 +133,11 @@ export function resolveIntegration(
   for (const [field, sealed] of Object.entries(stored.secrets)) {
     config[field] = decryptSecret(masterKey, sealed, secretContext(stored.tenant_id, stored.id, field));
   }
-  return { tenantId: stored.tenant_id, id: stored.id, version: stored.version, config: Object.freeze(config) };
+  return {
+    tenantId: stored.tenant_id,
+    id: stored.id,
+    version: stored.version,
+    config: Object.freeze(config),
+    credentialOrigins: credentialOrigins(config, definition.urlFields),
+  };
 }

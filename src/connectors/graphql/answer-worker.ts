@@ -7,6 +7,7 @@
  */
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { ApiError } from '../../errors.ts';
+import { SecretMatcherCache } from '../../secrets/matcher-cache.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { countNonNullRootFields, extractRecords, type PageInfo } from './records.ts';
 import { readGraphqlResponse } from './response.ts';
@@ -48,9 +49,12 @@ function bodyOf(task: AnswerTask): Buffer {
   return Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
 }
 
+/** This worker's matchers, by secret set: a large answer's integration is likely to send the next one too. */
+const matchers = new SecretMatcherCache(16);
+
 /** `value` as redacted JSON text. */
 function redactedText(value: unknown, secrets: readonly string[]): Buffer {
-  const { text } = redactReply({ data: value }, secrets);
+  const { text } = redactReply({ data: value }, matchers.get(secrets));
   // `{"data":…}`: the value's own text is between the wrapper's 8 characters and its closing brace.
   return Buffer.from(text.slice(8, -1));
 }

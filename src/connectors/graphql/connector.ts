@@ -1,3 +1,4 @@
+import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { offThreadMinBytes } from '../../transport/answer-workers.ts';
@@ -96,9 +97,12 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
     accept: 'application/graphql-response+json, application/json',
     'accept-encoding': 'gzip',
   };
-  if (typeof token === 'string' && token !== '') headers.authorization = `Bearer ${token}`;
+  const url = resolveGraphqlUrl(baseUrl);
+  // Every request (pages included) goes to this one URL, on base_url's origin: the rule every request asks holds.
+  if (typeof token === 'string' && token !== '' && credentialsMayGoTo(integration, url))
+    headers.authorization = `Bearer ${token}`;
   // Frozen: the transport then checks and prepares them once, not on every request.
-  endpoint = { url: resolveGraphqlUrl(baseUrl), headers: Object.freeze(headers) };
+  endpoint = { url, headers: Object.freeze(headers) };
   endpoints.set(integration, endpoint);
   return endpoint;
 }
@@ -127,7 +131,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     return context.workers.run<T>(
       answerWorker,
       name,
-      { status, headers, body, secrets: context.secrets, ...task },
+      { status, headers, body, secrets: context.secrets.secrets, ...task },
       own ? [body.buffer as ArrayBuffer] : [],
     );
   }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
@@ -34,6 +35,8 @@ interface SoapSettings {
   serviceUrl: string | undefined;
   namespace: string | undefined;
   version: '1.1' | '1.2';
+  /** Whether the integration has an auth header to send. */
+  hasCredentials: boolean;
   http: SoapHttpOptions;
 }
 
@@ -57,6 +60,9 @@ const reservedHeaders = new Set([
   'content-type',
   'soapaction',
 ]);
+
+/** What a request to an origin the owner did not name carries of the integration's credentials. */
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
 
 function settingsOf(integration: ResolvedIntegration, context: ConnectorContext): SoapSettings {
   const c = integration.config;
@@ -82,14 +88,31 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
     serviceUrl: typeof c.service_url === 'string' ? c.service_url : undefined,
     namespace: typeof c.namespace === 'string' ? c.namespace : undefined,
     version: c.soap_version === '1.2' ? '1.2' : '1.1',
+    hasCredentials: Object.keys(headers).length > 0,
     http: {
       dispatcher: context.dispatcher,
-      headers,
+      authHeadersFor: (url) => (credentialsMayGoTo(integration, url) ? headers : noHeaders),
       timeoutMs: Number(c.timeout_seconds) * 1000,
       maxBodyBytes: context.upstreamMaxBytes,
       budget: context.budget,
     },
   };
+}
+
+/**
+ * A WSDL-mode call whose address (the WSDL's `soap:address`, no `service_url` set) is on an origin the owner did not
+ * name, while the integration has an auth header. The WSDL's host named that address, not the owner: sending the
+ * secret there would let whoever writes the WSDL (or an import of it) collect it, and sending the call without it
+ * would fail at the service in a way that hides why. So nothing is sent, and the owner is told how to allow it:
+ * `service_url` names the address, and a secret goes where its owner sent it (docs/security.md#secrets-follow-their-origin).
+ */
+function foreignAddress(portName: string, address: string): ApiError {
+  const origin = URL.parse(address)?.origin ?? address;
+  return new ApiError(
+    'integration_misconfigured',
+    `The WSDL's port ${portName} has its address on ${origin}, an origin the integration does not name, so its auth_value is not sent there; set config.service_url to that address to send calls (and the auth_value) to it.`,
+    { field: 'config.service_url', address: redactUrl(address) },
+  );
 }
 
 function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
@@ -168,7 +191,9 @@ function connect(
         { operation: operation.name, port: port.name },
       );
     }
-    return { loaded, port, operation, url: settings.serviceUrl ?? port.location };
+    const url = settings.serviceUrl ?? port.location;
+    if (settings.hasCredentials && !credentialsMayGoTo(integration, url)) throw foreignAddress(port.name, url);
+    return { loaded, port, operation, url };
   }
 
   /**
@@ -221,7 +246,7 @@ function connect(
       url,
       method: 'POST',
       // The envelope's own headers last: an auth_header named Content-Type or SOAPAction cannot replace them.
-      headers: { ...settings.http.headers, ...requestHeaders({ version, soapAction }) },
+      headers: { ...settings.http.authHeadersFor(url), ...requestHeaders({ version, soapAction }) },
       body: envelope,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
@@ -262,7 +287,7 @@ function connect(
       const response = await sendUpstream(settings.http.dispatcher, {
         url: settings.endpointUrl,
         method: 'GET',
-        headers: settings.http.headers,
+        headers: settings.http.authHeadersFor(settings.endpointUrl),
         timeoutMs: settings.http.timeoutMs,
         maxBodyBytes: settings.http.maxBodyBytes,
         budget: settings.http.budget,

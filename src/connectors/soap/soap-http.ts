@@ -6,8 +6,11 @@ import { checkXmlBounds } from './xml-bounds.ts';
 
 export interface SoapHttpOptions {
   dispatcher: Dispatcher;
-  /** Sent on every request, WSDL fetches included (the integration's auth header). */
-  headers: Record<string, string>;
+  /**
+   * The integration's auth header for a request to a URL: empty for one on an origin its owner did not name (a WSDL
+   * importing a document from another host), as credentials/destinations.ts rules.
+   */
+  authHeadersFor(url: string): Readonly<Record<string, string>>;
   timeoutMs: number;
   maxBodyBytes: number;
   /** The execute's budget, spent by every request (WSDL documents included). */
@@ -33,8 +36,9 @@ type Callback = (
 
 /**
  * node-soap's HttpClient contract (`request(url, data, callback)`) for loading one WSDL: every document (the WSDL,
- * its imports and includes) is a GET through the egress-checked transport, with the auth header, the timeout and
- * the size cap, and all of them together within `limits`. Documents declaring a DTD are refused before node-soap's
+ * its imports and includes) is a GET through the egress-checked transport, with the auth header where it may go, the
+ * timeout and the size cap, and all of them together within `limits`. Redirects are not followed (node-soap takes
+ * any answer but 200 as a failure). Documents declaring a DTD are refused before node-soap's
  * parser sees them. WSDL mode's calls do not come here: the connector posts its own envelopes.
  */
 export class SoapHttp {
@@ -68,7 +72,7 @@ export class SoapHttp {
     sendUpstream(this.#options.dispatcher, {
       url,
       method: 'GET',
-      headers: this.#options.headers,
+      headers: this.#options.authHeadersFor(url),
       timeoutMs: bounds.timeoutMs,
       maxBodyBytes: bounds.maxBodyBytes,
       budget: this.#options.budget,
