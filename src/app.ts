@@ -238,12 +238,13 @@ async function assemble(
       })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
+  const guard = new AuthFailureGuard(config.authFailureLimit, stores);
   const ctx: AppContext = {
     config,
     storage,
     keyCache: new KeyCache(config.keyCacheMs),
     limiter: new KeyRateLimiter(stores),
-    guard: new AuthFailureGuard(config.authFailureLimit, stores),
+    guard,
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
     announceKeyChange: (hash) => {
       if (redis) void publishKeyChange(redis, config.redisPrefix, hash);
@@ -260,6 +261,7 @@ async function assemble(
       db: storage.db,
       masterKey,
       stores,
+      guard,
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       cacheMs: config.keyCacheMs,
     }),

@@ -2,9 +2,10 @@ import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/database.ts';
 import { type PersonInTenant, personInTenant, type Role, type User } from '../storage/users.ts';
 import { AccessTokens } from './access-tokens.ts';
-import { AccountLockout, type LimiterStores } from './rate-limit.ts';
+import { AccountLockout, type AuthFailureGuard, type LimiterStores } from './rate-limit.ts';
 import { roleScopes } from './roles.ts';
 import { SessionService } from './sessions.ts';
+import { SignInLimits } from './sign-in-limits.ts';
 import { SigningKeys } from './signing-keys.ts';
 
 /** Requests a person may make per minute, across every tenant (API.md section 11). */
@@ -22,6 +23,8 @@ export interface PeopleOptions {
   db: Db;
   masterKey: Buffer;
   stores: LimiterStores;
+  /** The per-IP guard every authentication shares; sign-in counts its attempts there too. */
+  guard: AuthFailureGuard;
   /** IX_ACCESS_TOKEN_TTL_SECONDS */
   accessTokenTtlSeconds: number;
   /** How long a person's membership and session are trusted without a storage read (at most 1 s). */
@@ -58,7 +61,7 @@ export class People {
     this.sessions = new SessionService({
       db: options.db,
       tokens: this.tokens,
-      lockout: this.lockout,
+      limits: new SignInLimits({ guard: options.guard, lockout: this.lockout }),
       onSessionEnded: (sessionId) => this.#forgetSession(sessionId),
     });
   }

@@ -1,0 +1,53 @@
+import { type AccountLockout, type AuthFailureGuard, accountRefusal, addressRefusal } from './rate-limit.ts';
+
+export interface SignInLimitsOptions {
+  guard: AuthFailureGuard;
+  lockout: AccountLockout;
+}
+
+/**
+ * Every limit on a sign-in, all taken before its password is checked (API.md §2 and §11), in this order:
+ * 1. the attempt counted against its address (the IP guard), then 2. against its account (the lockout), each taken
+ *    and compared in one atomic step, so that parallel attempts on any instance cannot all pass one count;
+ * 3. the check.
+ * A failed check keeps both counts: they are its failure. A success gives the address's back and starts the account's
+ * count over. A refusal or an error is no failed authentication: what it had counted is given back.
+ */
+export class SignInLimits {
+  readonly #guard: AuthFailureGuard;
+  readonly #lockout: AccountLockout;
+
+  constructor(options: SignInLimitsOptions) {
+    this.#guard = options.guard;
+    this.#lockout = options.lockout;
+  }
+
+  /**
+   * Runs `verify` (which answers what signed in, or undefined for wrong credentials) within the limits of `address`
+   * and `account`; throws the 429 of the first limit reached.
+   */
+  async check<T>(address: string, account: string, verify: () => Promise<T | undefined>): Promise<T | undefined> {
+    await this.#reserve(address, account);
+    let found: T | undefined;
+    try {
+      found = await verify();
+    } catch (error) {
+      // Storage failed, not the person: the attempt was no failure.
+      await Promise.all([this.#guard.giveBack(address), this.#lockout.giveBack(account)]);
+      throw error;
+    }
+    if (found !== undefined) await Promise.all([this.#guard.giveBack(address), this.#lockout.succeed(account)]);
+    return found;
+  }
+
+  /** Counts the attempt against the address, then the account; throws the refusal of the first that is used up. */
+  async #reserve(address: string, account: string): Promise<void> {
+    const addressWait = await this.#guard.reserve(address);
+    if (addressWait > 0) throw addressRefusal(addressWait);
+    const accountWait = await this.#lockout.reserve(account);
+    if (accountWait > 0) {
+      await this.#guard.giveBack(address);
+      throw accountRefusal(accountWait);
+    }
+  }
+}
