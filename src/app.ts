@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
+import { PasswordCheckQueue } from './auth/password-queue.ts';
 import { People } from './auth/people.ts';
 import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
@@ -262,6 +263,11 @@ async function assemble(
       masterKey,
       stores,
       guard,
+      passwordQueue: new PasswordCheckQueue({
+        concurrency: config.signInHashConcurrency,
+        perAddress: config.signInPerAddress,
+        maxWaiting: config.signInQueueLimit,
+      }),
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       cacheMs: config.keyCacheMs,
     }),

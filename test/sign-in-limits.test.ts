@@ -10,10 +10,12 @@ import { password, person } from './helpers/people.ts';
 import { redisTestUrl } from './helpers/postgres.ts';
 
 /**
- * Sign-in under parallel load (issue 17; API.md §2, §11). Counts, not times: how many passwords were checked
+ * Sign-in under parallel load (issue 17; API.md §2, §10, §11). Counts, not times: how many passwords were checked
  * (each check ends in a 401 or a 200, nothing else), how many were refused, and in which order answers came.
  * - Every attempt is counted toward its address (30 a minute) and its account (10 in 15 minutes) before its password is
  *   checked, in one atomic step: a burst cannot pass a count, on one instance or on two sharing Redis.
+ * - Password checks wait in a bounded queue, served address by address: a flood from one address is refused early
+ *   (429 sign_in_busy) and cannot put another person's sign-in behind it.
  * Sequential limits (the 31st attempt, the 11th) are pinned in test/security.test.ts and test/people-sessions.test.ts.
  */
 
@@ -64,6 +66,10 @@ for (const deployment of deployments) {
 
     before(async () => {
       h = await harness({
+        // The queue's bounds out of the way: these bursts are about the counts (and one address gets two threads).
+        IX_SIGN_IN_PER_ADDRESS: '1000',
+        IX_SIGN_IN_QUEUE_LIMIT: '1000',
+        IX_SIGN_IN_HASH_CONCURRENCY: '3',
         ...(deployment.redis && { REDIS_URL: redisTestUrl, IX_REDIS_PREFIX: prefix }),
       });
       // The second instance: its own app and Redis connection, the same storage and settings.
@@ -122,11 +128,24 @@ describe('sign-in refusals that are not failed authentications give their counts
   let h: Harness;
 
   before(async () => {
-    h = await harness({ IX_AUTH_FAILURE_LIMIT: '12' });
+    h = await harness({ IX_AUTH_FAILURE_LIMIT: '12', IX_SIGN_IN_PER_ADDRESS: '1' });
     await person(h, 'ada@example.com');
     await person(h, 'bob@example.com');
   });
   after(() => h.close());
+
+  test('429 sign_in_busy: the attempt was never tried, and the address keeps its 12 failures', async () => {
+    const address = '203.0.113.31';
+    const answers = await Promise.all(Array.from({ length: 10 }, () => signInOn(h.app, 'ada@example.com', password, address)));
+    const counts = tally(answers);
+    assert.ok(counts[200] >= 1 && counts['429 sign_in_busy'] >= 1, JSON.stringify(counts));
+    assert.equal(counts[200] + counts['429 sign_in_busy'], 10, JSON.stringify(counts));
+    assertRefused(answers.find((r) => r.statusCode === 429) as LightMyRequestResponse, 'sign_in_busy', 1);
+    for (let i = 1; i <= 12; i++) {
+      assertError(await signInOn(h.app, `nobody${i}@example.com`, 'wrong password!', address), 401, 'invalid_credentials');
+    }
+    assertRefused(await signInOn(h.app, 'ada@example.com', password, address), 'auth_failures', 60);
+  });
 
   test('429 account_lockout: not counted toward the address', async () => {
     const address = '203.0.113.32';
@@ -140,5 +159,44 @@ describe('sign-in refusals that are not failed authentications give their counts
       assertError(await signInOn(h.app, `nobody${i}@example.com`, 'wrong password!', address), 401, 'invalid_credentials');
     }
     assertRefused(await signInOn(h.app, 'ada@example.com', password, address), 'auth_failures', 60);
+  });
+});
+
+describe('sign-in during a flood of sign-ins from one address (the queue at its defaults)', () => {
+  let h: Harness;
+
+  before(async () => {
+    // The IP guard out of the way (it would stop this flood at 30 checks): this is about the password queue, which
+    // bounds the checks whatever the guard lets through (a flood from many addresses, a raised limit).
+    h = await harness({ IX_AUTH_FAILURE_LIMIT: '1000000' });
+    await person(h, 'ada@example.com');
+  });
+  after(() => h.close());
+
+  test('400 parallel sign-ins: most are refused at once (429 sign_in_busy); another person is checked before the flood', async (t) => {
+    const flooder = '203.0.113.41';
+    const answered: string[] = []; // who was answered after a password check, in order
+    const flood = Array.from({ length: 400 }, (_, i) =>
+      signInOn(h.app, `flood${i}@example.com`, 'not the password at all', flooder).then((res) => {
+        if (res.statusCode === 401) answered.push('flood');
+        return res;
+      }),
+    );
+    const other = signInOn(h.app, 'ada@example.com', password, '198.51.100.41').then((res) => {
+      answered.push('other');
+      return res;
+    });
+    const [floodAnswers, otherAnswer] = await Promise.all([Promise.all(flood), other]);
+
+    assert.equal(otherAnswer.statusCode, 200, otherAnswer.body);
+    const counts = tally(floodAnswers);
+    assert.ok(counts['429 sign_in_busy'] >= 300, `refused at once: ${JSON.stringify(counts)}`);
+    assertRefused(floodAnswers.find((r) => r.statusCode === 429) as LightMyRequestResponse, 'sign_in_busy', 1);
+    // Unbounded, the other person's check waited behind the flood's (all 400 were answered before it); queued address
+    // by address, with a thread the flood cannot take, it starts at once: before it ends, only the flood's checks
+    // already running can, and those that ran while the flood's requests were still arriving. 20 is a ceiling.
+    const floodBefore = answered.indexOf('other');
+    t.diagnostic(`flood: ${JSON.stringify(counts)}; flood checks answered before the other person's: ${floodBefore}`);
+    assert.ok(floodBefore <= 20, `${floodBefore} of the flood's ${counts[401] ?? 0} checks were answered before it`);
   });
 });

@@ -2,6 +2,7 @@ import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/database.ts';
 import { type PersonInTenant, personInTenant, type Role, type User } from '../storage/users.ts';
 import { AccessTokens } from './access-tokens.ts';
+import type { PasswordCheckQueue } from './password-queue.ts';
 import { AccountLockout, type AuthFailureGuard, type LimiterStores } from './rate-limit.ts';
 import { roleScopes } from './roles.ts';
 import { SessionService } from './sessions.ts';
@@ -25,6 +26,8 @@ export interface PeopleOptions {
   stores: LimiterStores;
   /** The per-IP guard every authentication shares; sign-in counts its attempts there too. */
   guard: AuthFailureGuard;
+  /** Where sign-ins check passwords. */
+  passwordQueue: PasswordCheckQueue;
   /** IX_ACCESS_TOKEN_TTL_SECONDS */
   accessTokenTtlSeconds: number;
   /** How long a person's membership and session are trusted without a storage read (at most 1 s). */
@@ -61,7 +64,7 @@ export class People {
     this.sessions = new SessionService({
       db: options.db,
       tokens: this.tokens,
-      limits: new SignInLimits({ guard: options.guard, lockout: this.lockout }),
+      limits: new SignInLimits({ queue: options.passwordQueue, guard: options.guard, lockout: this.lockout }),
       onSessionEnded: (sessionId) => this.#forgetSession(sessionId),
     });
   }

@@ -33,7 +33,7 @@ export interface SessionTokens {
 export interface SessionServiceOptions {
   db: Db;
   tokens: AccessTokens;
-  /** The IP guard and the account lockout, taken before each password check. */
+  /** The password queue, the IP guard and the account lockout, taken before each password check. */
   limits: SignInLimits;
   /** Told when a session ends (sign-out, a reused refresh token), so this instance stops trusting it at once. */
   onSessionEnded?: (sessionId: string) => void;
@@ -87,7 +87,7 @@ export class SessionService {
 
   /**
    * Checks the password of a sign-in from `address` and starts a session. A wrong password and an unknown email get the
-   * same answer after the same work (an unknown email is checked against a dummy hash); both count
+   * same answer after the same work, in the same queue (an unknown email is checked against a dummy hash); both count
    * toward the address's guard and the account's lockout.
    */
   async signIn(email: string, password: string, address: string): Promise<SessionTokens> {

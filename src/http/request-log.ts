@@ -16,7 +16,7 @@ declare module 'fastify' {
     errorCode: string | null;
     /**
      * Why a 429 refused it: `rate_limit` (the key's limit), `auth_failures` (the IP guard), `concurrency`, or for a
-     * sign-in `account_lockout`.
+     * sign-in `account_lockout` or `sign_in_busy` (the password queue).
      */
     refusal: string | null;
     /** Set on execute requests. */

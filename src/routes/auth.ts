@@ -35,7 +35,7 @@ const refreshBody = {
 
 const sessionFailures = {
   401: '`invalid_credentials` (wrong email or password, the same answer for both) or `missing_credentials`; with WWW-Authenticate.',
-  429: '`rate_limited` with Retry-After; `details.reason` says which limit: `auth_failures` (failed authentications from this address) and, for sign-in, `account_lockout` (failed sign-ins for this account, 15 minutes).',
+  429: '`rate_limited` with Retry-After; `details.reason` says which limit: `auth_failures` (failed authentications from this address) and, for sign-in, `account_lockout` (failed sign-ins for this account, 15 minutes) or `sign_in_busy` (too many sign-ins waiting for their password check, from this address or in all).',
 } as const;
 
 function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
