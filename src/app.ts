@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
+import { PasswordCheckQueue } from './auth/password-queue.ts';
 import { People } from './auth/people.ts';
 import { AuthFailureGuard, KeyRateLimiter, memoryStores, redisStores } from './auth/rate-limit.ts';
 import { UsageRecorder } from './auth/usage-recorder.ts';
@@ -240,12 +241,13 @@ async function assemble(
       })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
+  const guard = new AuthFailureGuard(config.authFailureLimit, stores);
   const ctx: AppContext = {
     config,
     storage,
     keyCache: new KeyCache(config.keyCacheMs),
     limiter: new KeyRateLimiter(stores),
-    guard: new AuthFailureGuard(config.authFailureLimit, stores),
+    guard,
     usage: new UsageRecorder(storage.db, app.log, config.usageFlushMs),
     announceKeyChange: (hash) => {
       if (redis) void publishKeyChange(redis, config.redisPrefix, hash);
@@ -264,6 +266,12 @@ async function assemble(
       db: storage.db,
       masterKey,
       stores,
+      guard,
+      passwordQueue: new PasswordCheckQueue({
+        concurrency: config.signInHashConcurrency,
+        perAddress: config.signInPerAddress,
+        maxWaiting: config.signInQueueLimit,
+      }),
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       cacheMs: config.keyCacheMs,
     }),

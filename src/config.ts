@@ -24,6 +24,12 @@ export interface Config {
   readonly defaultRateLimit: number;
   /** IX_AUTH_FAILURE_LIMIT: failed authentications per IP per minute before 429. */
   readonly authFailureLimit: number;
+  /** IX_SIGN_IN_HASH_CONCURRENCY: sign-in password checks (scrypt, on libuv's thread pool) running at once on this instance. */
+  readonly signInHashConcurrency: number;
+  /** IX_SIGN_IN_PER_ADDRESS: sign-ins one client address may have waiting or being checked at once on this instance. */
+  readonly signInPerAddress: number;
+  /** IX_SIGN_IN_QUEUE_LIMIT: sign-ins waiting for their password check, all addresses together, on this instance. */
+  readonly signInQueueLimit: number;
   /** IX_USAGE_FLUSH_MS: how often batched usage counts are written. */
   readonly usageFlushMs: number;
   /** IX_KEY_CACHE_MS: how long a verified key, or a person's membership, is trusted without a storage read. */
@@ -209,6 +215,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     defaultRateLimit: integer(env, 'IX_DEFAULT_RATE_LIMIT', 600, 1, 1_000_000),
     authFailureLimit: integer(env, 'IX_AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
+    // Two of libuv's four threads by default: zlib (upstream gzip) and DNS lookups keep the other two.
+    signInHashConcurrency: integer(env, 'IX_SIGN_IN_HASH_CONCURRENCY', 2, 1, 64),
+    signInPerAddress: integer(env, 'IX_SIGN_IN_PER_ADDRESS', 4, 1, 100_000),
+    // About a second of checks at scrypt's ~0.1 s each, two at a time: a sign-in admitted is not kept waiting long.
+    signInQueueLimit: integer(env, 'IX_SIGN_IN_QUEUE_LIMIT', 16, 1, 100_000),
     usageFlushMs: integer(env, 'IX_USAGE_FLUSH_MS', 1000, 10, 60_000),
     keyCacheMs: integer(env, 'IX_KEY_CACHE_MS', 500, 0, 1000),
     // Values under a minute are for tests.

@@ -7,7 +7,7 @@ import type { Role, User } from '../storage/users.ts';
 import type { KeyCache } from './key-cache.ts';
 import { hashKey, keyShape, looksLikeApiKey } from './key-format.ts';
 import { type People, userRateLimitPerMinute } from './people.ts';
-import type { AuthFailureGuard, KeyRateLimiter, LimitDecision } from './rate-limit.ts';
+import { type AuthFailureGuard, addressRefusal, type KeyRateLimiter, type LimitDecision } from './rate-limit.ts';
 import { hasScope } from './scopes.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 
@@ -20,6 +20,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** Set by a route that counts its own attempts toward the IP guard (sign-in): its 401 is not counted again. */
+    failureCounted: boolean;
   }
 }
 
@@ -101,13 +103,9 @@ async function identify(request: FastifyRequest, deps: AuthDeps): Promise<AuthCo
  * The brute-force guard (docs/api.md#failed-authentications): once an address has had its failed authentications for the minute, every request
  * from it that needs credentials (a key, an access token, a password or a refresh token) is refused until the minute ends.
  */
-export async function refuseBlockedAddress(guard: AuthFailureGuard, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function refuseBlockedAddress(guard: AuthFailureGuard, request: FastifyRequest): Promise<void> {
   const wait = await guard.blockedFor(request.ip);
-  if (wait > 0) {
-    request.refusal = 'auth_failures';
-    reply.header('retry-after', wait);
-    throw new ApiError('rate_limited', `Too many failed authentications from this address; retry in ${wait} seconds.`);
-  }
+  if (wait > 0) throw addressRefusal(wait);
 }
 
 function setLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
@@ -124,6 +122,7 @@ function setLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
  */
 export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('auth', null);
+  app.decorateRequest('failureCounted', false);
 
   app.addHook('onRequest', async (request, reply) => {
     const scope = request.routeOptions.config.scope;
@@ -132,7 +131,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     // A tenant's burst waits its turn here, so health checks and other tenants are served in between.
     const turn = deps.turns.take(header(request, 'x-tenant-id') ?? '');
     if (turn) await turn;
-    await refuseBlockedAddress(deps.guard, request, reply);
+    await refuseBlockedAddress(deps.guard, request);
     const auth = await identify(request, deps);
     request.auth = auth;
 
@@ -162,7 +161,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   // A failed authentication is counted before its 401 leaves: the caller's next attempt, on any instance, then
   // already sees it (counted after sending, the 31st attempt could race the 30th's count and get a 401).
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.auth || reply.statusCode !== 401) return done(null, payload);
+    if (request.auth || request.failureCounted || reply.statusCode !== 401) return done(null, payload);
     deps.guard.fail(request.ip).then(() => done(null, payload), done);
   });
   app.addHook('onResponse', (request, reply, done) => {

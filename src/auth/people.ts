@@ -2,9 +2,11 @@ import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/database.ts';
 import { type PersonInTenant, personInTenant, type Role, type User } from '../storage/users.ts';
 import { AccessTokens } from './access-tokens.ts';
-import { AccountLockout, type LimiterStores } from './rate-limit.ts';
+import type { PasswordCheckQueue } from './password-queue.ts';
+import { AccountLockout, type AuthFailureGuard, type LimiterStores } from './rate-limit.ts';
 import { roleScopes } from './roles.ts';
 import { SessionService } from './sessions.ts';
+import { SignInLimits } from './sign-in-limits.ts';
 import { SigningKeys } from './signing-keys.ts';
 
 /** Requests a person may make per minute, across every tenant (docs/limits.md#callers). */
@@ -22,6 +24,10 @@ export interface PeopleOptions {
   db: Db;
   masterKey: Buffer;
   stores: LimiterStores;
+  /** The per-IP guard every authentication shares; sign-in counts its attempts there too. */
+  guard: AuthFailureGuard;
+  /** Where sign-ins check passwords. */
+  passwordQueue: PasswordCheckQueue;
   /** IX_ACCESS_TOKEN_TTL_SECONDS */
   accessTokenTtlSeconds: number;
   /** How long a person's membership and session are trusted without a storage read (at most 1 s). */
@@ -58,7 +64,7 @@ export class People {
     this.sessions = new SessionService({
       db: options.db,
       tokens: this.tokens,
-      lockout: this.lockout,
+      limits: new SignInLimits({ queue: options.passwordQueue, guard: options.guard, lockout: this.lockout }),
       onSessionEnded: (sessionId) => this.#forgetSession(sessionId),
     });
   }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import { ApiError } from '../errors.ts';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -14,9 +15,13 @@ const windowSeconds = 60;
 // Each key has its own limit, so the store counts without a cap and the decision compares against the key's.
 const uncapped = Number.MAX_SAFE_INTEGER;
 
-/** What a counter needs from rate-limiter-flexible: count one more, read the count, or start over. */
+/** Whole seconds until the window of `res` ends, at least 1. */
+const secondsLeft = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+
+/** What a counter needs from rate-limiter-flexible: count more (atomically, in memory and in Redis), fewer, read the count, or start over. */
 interface CounterStore {
   penalty(key: string, points: number): Promise<RateLimiterRes>;
+  reward(key: string, points: number): Promise<RateLimiterRes>;
   get(key: string): Promise<RateLimiterRes | null>;
   delete(key: string): Promise<boolean>;
 }
@@ -81,7 +86,7 @@ export class KeyRateLimiter {
 
   async hit(lineageId: string, limit: number): Promise<LimitDecision> {
     const res = await this.#store.penalty(lineageId, 1);
-    const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+    const resetSeconds = secondsLeft(res);
     return {
       allowed: res.consumedPoints <= limit,
       limit,
@@ -94,6 +99,10 @@ export class KeyRateLimiter {
 /**
  * Failures counted per key in fixed windows: once a key has `limit` failures in its window, it waits until the window
  * ends. What the IP guard and the account lockout share; they differ in window, limit and names.
+ *
+ * A check that may fail is counted before it runs (`reserve`): the count is taken and compared in one atomic step, so
+ * parallel attempts, on any instance, each see the ones before them, and at most `limit` are let through. An attempt
+ * that turns out not to be a failure gives its count back (`giveBack`).
  */
 class FailureCounter {
   readonly #store: CounterStore;
@@ -108,7 +117,26 @@ class FailureCounter {
   protected async waitSeconds(key: string): Promise<number> {
     const res = await this.#store.get(key);
     if (!res || res.consumedPoints < this.#limit) return 0;
-    return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+    return secondsLeft(res);
+  }
+
+  /**
+   * Counts an attempt as a failure before it is checked: 0 when it is among the first `limit` of its window, else the
+   * seconds to wait (and the attempt, refused, is not counted: the count stays the failures and the checks running).
+   */
+  async reserve(key: string): Promise<number> {
+    const res = await this.#store.penalty(key, 1);
+    if (res.consumedPoints <= this.#limit) return 0;
+    await this.giveBack(key);
+    return secondsLeft(res);
+  }
+
+  /**
+   * Takes back one reserved attempt that was no failure. Given back after its window ended, it counts one fewer in the
+   * next window: at most one attempt more there, for an attempt that was never a failure.
+   */
+  async giveBack(key: string): Promise<void> {
+    await this.#store.reward(key, 1);
   }
 
   async fail(key: string): Promise<void> {
@@ -120,10 +148,31 @@ class FailureCounter {
   }
 }
 
+/** The guard's refusal of an address (docs/api.md#failed-authentications), with `details.reason` for the caller and the request's log line. */
+export function addressRefusal(waitSeconds: number): ApiError {
+  const refused = new ApiError(
+    'rate_limited',
+    `Too many failed authentications from this address; retry in ${waitSeconds} seconds.`,
+    { reason: 'auth_failures' },
+  );
+  refused.retryAfterSeconds = waitSeconds;
+  return refused;
+}
+
+/** The lockout's refusal of an account (docs/people-and-console.md#sign-in). */
+export function accountRefusal(waitSeconds: number): ApiError {
+  const refused = new ApiError('rate_limited', `Too many failed sign-ins for this account; retry in ${waitSeconds} seconds.`, {
+    reason: 'account_lockout',
+  });
+  refused.retryAfterSeconds = waitSeconds;
+  return refused;
+}
+
 /**
  * Counts failed authentications per source IP. An IP's first `limit` failures in a minute are answered
- * 401; once it has `limit`, every request from it is refused until its minute ends (docs/api.md#failed-authentications: with 30,
- * the 31st attempt is the first 429).
+ * 401; once it has `limit`, every request from it is refused until its minute ends
+ * (docs/api.md#failed-authentications: with 30, the 31st attempt is the first 429). Sign-in reserves its attempts
+ * (`reserve`); other routes read the count before and add their 401s after (`blockedFor`, `fail`).
  */
 export class AuthFailureGuard extends FailureCounter {
   constructor(limit: number, stores: LimiterStores = memoryStores) {
@@ -144,11 +193,6 @@ export class AuthFailureGuard extends FailureCounter {
 export class AccountLockout extends FailureCounter {
   constructor(stores: LimiterStores = memoryStores, limit = 10, windowSeconds = 15 * 60) {
     super(stores.counter('lockout', windowSeconds), limit);
-  }
-
-  /** Seconds the account stays locked, or 0 when it may try. */
-  lockedFor(account: string): Promise<number> {
-    return this.waitSeconds(account);
   }
 
   succeed(account: string): Promise<void> {

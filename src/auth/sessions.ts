@@ -12,7 +12,7 @@ import {
 import { findUser, findUserByEmail, type Membership, membershipsOf, normalizeEmail, type User } from '../storage/users.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { verifyDummyPassword, verifyPassword } from './passwords.ts';
-import type { AccountLockout } from './rate-limit.ts';
+import type { SignInLimits } from './sign-in-limits.ts';
 
 /** A refresh token lives 14 days; each refresh issues a new one with a fresh 14 days (the cookie's Max-Age too). */
 export const refreshTokenTtlSeconds = 14 * 86_400;
@@ -33,7 +33,8 @@ export interface SessionTokens {
 export interface SessionServiceOptions {
   db: Db;
   tokens: AccessTokens;
-  lockout: AccountLockout;
+  /** The password queue, the IP guard and the account lockout, taken before each password check. */
+  limits: SignInLimits;
   /** Told when a session ends (sign-out, a reused refresh token), so this instance stops trusting it at once. */
   onSessionEnded?: (sessionId: string) => void;
 }
@@ -74,37 +75,29 @@ function newRefreshToken(
 export class SessionService {
   readonly #db: Db;
   readonly #tokens: AccessTokens;
-  readonly #lockout: AccountLockout;
+  readonly #limits: SignInLimits;
   readonly #ended: (sessionId: string) => void;
 
   constructor(options: SessionServiceOptions) {
     this.#db = options.db;
     this.#tokens = options.tokens;
-    this.#lockout = options.lockout;
+    this.#limits = options.limits;
     this.#ended = options.onSessionEnded ?? (() => {});
   }
 
   /**
-   * Checks the password and starts a session. A wrong password and an unknown email get the same answer after the same
-   * work (an unknown email is checked against a dummy hash); both count toward the account's lockout.
+   * Checks the password of a sign-in from `address` and starts a session. A wrong password and an unknown email get the
+   * same answer after the same work, in the same queue (an unknown email is checked against a dummy hash); both count
+   * toward the address's guard and the account's lockout.
    */
-  async signIn(email: string, password: string): Promise<SessionTokens> {
+  async signIn(email: string, password: string, address: string): Promise<SessionTokens> {
     const account = normalizeEmail(email);
-    const locked = await this.#lockout.lockedFor(account);
-    if (locked > 0) {
-      const refused = new ApiError('rate_limited', `Too many failed sign-ins for this account; retry in ${locked} seconds.`, {
-        reason: 'account_lockout',
-      });
-      refused.retryAfterSeconds = locked;
-      throw refused;
-    }
-    const user = await findUserByEmail(this.#db, account);
-    const ok = user ? await verifyPassword(password, user.password_hash) : await verifyDummyPassword(password);
-    if (!user || !ok) {
-      await this.#lockout.fail(account);
-      throw wrongCredentials();
-    }
-    await this.#lockout.succeed(account);
+    const user = await this.#limits.check(address, account, async () => {
+      const found = await findUserByEmail(this.#db, account);
+      const ok = found ? await verifyPassword(password, found.password_hash) : await verifyDummyPassword(password);
+      return ok ? found : undefined;
+    });
+    if (!user) throw wrongCredentials();
     const sessionId = newId('ses');
     const first = newRefreshToken(user.id, sessionId, null);
     await insertSession(this.#db, { id: sessionId, user_id: user.id, created_at: nowIso() }, first.record);

@@ -53,7 +53,7 @@ export function registerMetrics(app: FastifyInstance): { registry: Registry; wat
   });
   const refusals = new Counter({
     name: 'ix_refusals_total',
-    help: 'Requests refused with 429: rate_limit (a key over its limit), auth_failures (the IP guard), concurrency (a tenant’s executes at once)',
+    help: 'Requests refused with 429: rate_limit (a key over its limit), auth_failures (the IP guard), concurrency (a tenant’s executes at once), account_lockout (a sign-in’s account), sign_in_busy (the sign-in password queue)',
     labelNames: ['reason'] as const,
     registers,
   });

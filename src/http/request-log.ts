@@ -14,7 +14,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The catalogue code this request was answered with, when it failed (set where errors are sent). */
     errorCode: string | null;
-    /** Why a 429 refused it: `rate_limit` (the key's limit), `auth_failures` (the IP guard) or `concurrency`. */
+    /**
+     * Why a 429 refused it: `rate_limit` (the key's limit), `auth_failures` (the IP guard), `concurrency`, or for a
+     * sign-in `account_lockout` or `sign_in_busy` (the password queue).
+     */
     refusal: string | null;
     /** Set on execute requests. */
     execution: ExecutionFacts | null;

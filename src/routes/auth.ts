@@ -35,7 +35,7 @@ const refreshBody = {
 
 const sessionFailures = {
   401: '`invalid_credentials` (wrong email or password, the same answer for both) or `missing_credentials`; with WWW-Authenticate.',
-  429: '`rate_limited`: too many failed sign-ins for this account (15 minutes), or failed authentications from this address; with Retry-After.',
+  429: '`rate_limited` with Retry-After; `details.reason` says which limit: `auth_failures` (failed authentications from this address) and, for sign-in, `account_lockout` (failed sign-ins for this account, 15 minutes) or `sign_in_busy` (too many sign-ins waiting for their password check, from this address or in all).',
 } as const;
 
 function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
@@ -59,7 +59,8 @@ function isJson(request: FastifyRequest): boolean {
 /**
  * Sign-in, refresh and sign-out for people, and the JWKS that verifies their access tokens (docs/people-and-console.md).
  * These routes declare no scope: they take a password, a refresh token or an access token without a tenant. The
- * brute-force guard is checked here, and each 401 they answer counts toward it (the auth hook's onSend).
+ * brute-force guard is checked here, and each 401 they answer counts toward it (the auth hook's onSend), except that
+ * sign-in counts each attempt before its password is checked, with every other limit on it (src/auth/sign-in-limits.ts).
  */
 export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { people, guard } = ctx;
@@ -79,8 +80,10 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
     },
     async (request, reply) => {
-      await refuseBlockedAddress(guard, request, reply);
-      const tokens = await people.sessions.signIn(request.body.email, request.body.password);
+      // Sign-in counts each attempt toward the IP guard before checking the password (SignInLimits): its 401 is
+      // counted already.
+      request.failureCounted = true;
+      const tokens = await people.sessions.signIn(request.body.email, request.body.password, request.ip);
       return sendSession(request, reply, tokens);
     },
   );
@@ -104,7 +107,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
     },
     async (request, reply) => {
-      await refuseBlockedAddress(guard, request, reply);
+      await refuseBlockedAddress(guard, request);
       let token = request.body?.refresh_token;
       if (token === undefined) {
         token = readCookie(request, refreshCookie);
@@ -142,7 +145,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
     },
     async (request, reply) => {
-      await refuseBlockedAddress(guard, request, reply);
+      await refuseBlockedAddress(guard, request);
       const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
       if (token === undefined) throw new ApiError('missing_credentials', 'Send the access token as Authorization: Bearer.');
       if (!looksLikeJwt(token)) throw new ApiError('invalid_credentials', 'The access token is not valid.');
