@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { offThreadMinBytes } from '../src/transport/answer-workers.ts';
 import { assertError, assertOk } from './helpers/assertions.ts';
@@ -173,5 +174,118 @@ describe('large upstream answers are read off the main thread', () => {
     assert.equal(largeData.data.length, JSON.parse(large).data.things.length);
     // The same serialization of the same records: byte for byte, the small reply is a prefix-shaped part of the large.
     assert.equal(JSON.stringify(smallData.data[1]), JSON.stringify(largeData.data[1]));
+  });
+});
+
+describe('large SOAP answers are read off the main thread too', () => {
+  let h: Harness;
+  let auth: { key: string; tenant: string };
+  let upstream: RawUpstream;
+  const secret = 'soap-Secret-4d9a1b2c77';
+  const calculator = readFileSync(new URL('./fixtures/soap/calculator.wsdl', import.meta.url), 'utf8');
+  /** An order of `count` lines, each note echoing the secret (lower-cased: a transformed echo). */
+  const orderAnswer = (count: number) => {
+    const line = (i: number) =>
+      `<c:lines><c:sku>sku-${i} ${secret.toLowerCase()}</c:sku><c:quantity>${i}</c:quantity><c:price>${i}.5</c:price></c:lines>`;
+    return (
+      '<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>' +
+      '<c:GetOrderResponse xmlns:c="http://example.com/calculator"><c:GetOrderResult><c:id>o-1</c:id>' +
+      `<c:customer>ada</c:customer>${Array.from({ length: count }, (_, i) => line(i)).join('')}` +
+      '</c:GetOrderResult></c:GetOrderResponse></s:Body></s:Envelope>'
+    );
+  };
+  let answer = '';
+
+  before(async () => {
+    h = await harness();
+    await h.tenant('acme');
+    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    upstream = await httpUpstream((req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/xml' }).end(calculator.replaceAll('__BASE_URL__', upstream.url));
+      } else {
+        res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer);
+      }
+    });
+    for (const [id, endpoint] of [
+      ['wsdl', `${upstream.url}/calculator?wsdl`],
+      ['raw', `${upstream.url}/calculator`],
+    ]) {
+      const config = {
+        endpoint_url: endpoint,
+        auth_header: 'X-Api-Token',
+        auth_value: secret,
+        namespace: 'http://example.com/calculator',
+      };
+      const put = await h.call(auth, {
+        method: 'PUT',
+        url: `/api/v1/integrations/${id}`,
+        payload: { connector: 'soap-1.0.0', config },
+      });
+      assert.equal(put.statusCode, 201, put.body);
+    }
+  });
+  after(async () => {
+    await upstream.close();
+    await h.close();
+  });
+
+  test('WSDL mode: a 3 MB answer is shaped by the schema (lists, numbers) in the worker, and redacted', async () => {
+    answer = orderAnswer(20_000);
+    assert.ok(answer.length > 2 * offThreadMinBytes);
+    const watched = await watchJson(() =>
+      h.call(auth, {
+        method: 'POST',
+        url: '/api/v1/integrations/wsdl/execute',
+        payload: { operation: 'receive', method: 'GetOrder', params: { id: 'o-1' } },
+      }),
+    );
+    const res = watched.result;
+    const data = assertOk(res);
+    const order = data.GetOrderResult;
+    assert.equal(order.id, 'o-1');
+    assert.equal(order.lines.length, 20_000);
+    // xsd:decimal stays text (no precision lost), xsd:int is a number: as on the main thread.
+    assert.deepEqual(order.lines[7], { sku: 'sku-7 [REDACTED]', quantity: 7, price: '7.5' });
+    assert.ok(!res.body.toLowerCase().includes(secret.toLowerCase()));
+    assert.ok(watched.parsed < offThreadMinBytes && watched.serialized < offThreadMinBytes);
+
+    // One line: still a list, as the schema says (maxOccurs unbounded), read on the main thread.
+    answer = orderAnswer(1);
+    const one = assertOk(
+      await h.call(auth, {
+        method: 'POST',
+        url: '/api/v1/integrations/wsdl/execute',
+        payload: { operation: 'receive', method: 'GetOrder', params: { id: 'o-1' } },
+      }),
+    );
+    assert.deepEqual(one.GetOrderResult.lines, [{ sku: 'sku-0 [REDACTED]', quantity: 0, price: '0.5' }]);
+  });
+
+  test('raw mode: the answer as read, untyped; a large fault is a soap_fault, redacted', async () => {
+    answer = orderAnswer(20_000);
+    const watched = await watchJson(() =>
+      h.call(auth, {
+        method: 'POST',
+        url: '/api/v1/integrations/raw/execute',
+        payload: { operation: 'receive', method: 'GetOrder', params: { id: 'o-1' } },
+      }),
+    );
+    const data = assertOk(watched.result);
+    assert.equal(data.GetOrderResult.lines.length, 20_000);
+    assert.deepEqual(data.GetOrderResult.lines[7], { sku: 'sku-7 [REDACTED]', quantity: '7', price: '7.5' });
+    assert.ok(watched.parsed < offThreadMinBytes && watched.serialized < offThreadMinBytes);
+
+    answer =
+      '<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault>' +
+      `<faultcode>s:Server</faultcode><faultstring>denied ${secret}</faultstring><detail><pad>${'p'.repeat(2 * offThreadMinBytes)}</pad></detail>` +
+      '</s:Fault></s:Body></s:Envelope>';
+    const fault = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/raw/execute',
+      payload: { operation: 'receive', method: 'GetOrder', params: { id: 'o-1' } },
+    });
+    const error = assertError(fault, 502, 'soap_fault');
+    assert.equal(error.details?.fault_string, 'denied [REDACTED]');
   });
 });

@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Piscina } from 'piscina';
+import { ApiError } from '../errors.ts';
+import type { FailureMessage } from './answer-worker-kit.ts';
 
 /**
  * Upstream answers of at least this many bytes are read in a worker thread. Below it, reading on the main thread
@@ -65,4 +67,33 @@ export class AnswerWorkers {
     );
     return this.#pool;
   }
+}
+
+/** A failure that a worker thread met, as the ApiError it was there. */
+export function failureOf(failure: FailureMessage): ApiError {
+  const error = new ApiError(failure.code, failure.message, failure.details);
+  error.upstreamErrors = failure.upstreamErrors;
+  return error;
+}
+
+/** A worker's text as a Buffer over the same memory. */
+export function bufferOf(text: Uint8Array): Buffer {
+  return Buffer.from(text.buffer, text.byteOffset, text.byteLength);
+}
+
+/**
+ * Runs `name` of a reader `module` on an upstream's answer in a worker thread, the answer's memory moved there when it
+ * has a memory of its own, and the integration's secrets given for the redaction of what comes back.
+ */
+export function readOffThread<T>(
+  workers: AnswerWorkers,
+  module: URL,
+  name: string,
+  response: { status: number; headers: Record<string, string>; body: Buffer },
+  secrets: readonly string[],
+  task: object = {},
+): Promise<T> {
+  const { status, headers, body } = response;
+  const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+  return workers.run<T>(module, name, { status, headers, body, secrets, ...task }, own ? [body.buffer as ArrayBuffer] : []);
 }

@@ -1,7 +1,7 @@
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { redactReply } from '../../secrets/redact.ts';
-import { offThreadMinBytes } from '../../transport/answer-workers.ts';
+import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import { RawJson, rawJsonArray } from '../../transport/raw-json.ts';
 import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
 import {
@@ -12,7 +12,7 @@ import {
   defineConnector,
   type ResolvedIntegration,
 } from '../connector.ts';
-import type { DataMessage, FailureMessage, RecordsMessage } from './answer-worker.ts';
+import type { DataMessage, RecordsMessage } from './answer-worker.ts';
 import { hasVariable, parseOperation } from './document.ts';
 import { paginate } from './pagination.ts';
 import { countNonNullRootFields, pageOfAnswer, parseRecordsPath, type RecordsPage, recordCount } from './records.ts';
@@ -62,18 +62,6 @@ function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]
 
 /** The module a worker thread reads large answers with. */
 const answerWorker = new URL('./answer-worker.ts', import.meta.url);
-
-/** A failure that a worker thread met, as the ApiError it was there. */
-function failureOf(failure: FailureMessage): ApiError {
-  const error = new ApiError(failure.code, failure.message, failure.details);
-  error.upstreamErrors = failure.upstreamErrors;
-  return error;
-}
-
-/** A worker's text as a Buffer over the same memory. */
-function bufferOf(text: Uint8Array): Buffer {
-  return Buffer.from(text.buffer, text.byteOffset, text.byteLength);
-}
 
 interface Endpoint {
   url: string;
@@ -125,16 +113,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
   }
 
   /** A large answer is read by a worker thread (answer-worker.ts), so that its megabytes never hold the event loop. */
-  function offThread<T>(name: string, response: UpstreamResponse, task: object): Promise<T> {
-    const { status, headers, body } = response;
-    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-    return context.workers.run<T>(
-      answerWorker,
-      name,
-      { status, headers, body, secrets: context.secrets.secrets, ...task },
-      own ? [body.buffer as ArrayBuffer] : [],
-    );
-  }
+  const offThread = <T>(name: string, response: UpstreamResponse, task: object): Promise<T> =>
+    readOffThread<T>(context.workers, answerWorker, name, response, context.secrets.secrets, task);
 
   async function readRecords(response: UpstreamResponse, recordsPath: string | undefined): Promise<RecordsPage> {
     if (response.body.length < offThreadMinBytes) {

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
+import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
-import { redactUrl, sendUpstream } from '../../transport/upstream.ts';
+import { RawJson } from '../../transport/raw-json.ts';
+import { redactUrl, sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -12,10 +14,12 @@ import {
   defineConnector,
   type ResolvedIntegration,
 } from '../connector.ts';
+import type { ResultMessage } from './answer-worker.ts';
 import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion, soapActionProblem } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
+import type { ComplexModel } from './schema-model.ts';
 import { type CallFields, callSchema, configProperties } from './schemas.ts';
 import { operationLayout } from './signature.ts';
 import { SoapHttp, type SoapHttpOptions, wsdlLoadDefaults } from './soap-http.ts';
@@ -63,6 +67,9 @@ const reservedHeaders = new Set([
 
 /** What a request to an origin the owner did not name carries of the integration's credentials. */
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The module a worker thread reads large answers with. */
+const answerWorker = new URL('./answer-worker.ts', import.meta.url);
 
 function settingsOf(integration: ResolvedIntegration, context: ConnectorContext): SoapSettings {
   const c = integration.config;
@@ -223,8 +230,8 @@ function connect(
       params: fields.params ?? {},
       soapHeaders: fields.soap_headers,
     });
-    const result = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope);
-    const data = layout.output ? shapeResult(layout.output.model, result) : result;
+    const response = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope);
+    const data = await readResult(response, layout.output?.model);
     return { data: data as Record<string, unknown>, messageCount: 1 };
   }
 
@@ -237,12 +244,35 @@ function connect(
       params: fields.params,
       soapHeaders: fields.soap_headers,
     });
-    return { data: await post(settings.endpointUrl, settings.version, soapAction, envelope), messageCount: 1 };
+    const response = await post(settings.endpointUrl, settings.version, soapAction, envelope);
+    return { data: (await readResult(response)) as Record<string, unknown>, messageCount: 1 };
   }
 
-  /** POSTs an envelope and reads the answer (a fault, an HTTP error or the Body's first element), in either mode. */
-  async function post(url: string, version: SoapVersion, soapAction: string, envelope: string) {
-    const response = await sendUpstream(settings.http.dispatcher, {
+  /**
+   * The answer's result (a fault or an HTTP error thrown), shaped by WSDL mode's output `model` when there is one. A
+   * large answer is read by a worker thread (answer-worker.ts), so that its megabytes never hold the event loop; what
+   * comes back is its JSON text, already redacted.
+   */
+  async function readResult(response: UpstreamResponse, model?: ComplexModel): Promise<unknown> {
+    if (response.body.length < offThreadMinBytes) {
+      const result = readSoapResponse(response.status, response.headers, response.body);
+      return model ? shapeResult(model, result) : result;
+    }
+    const read = await readOffThread<ResultMessage>(
+      context.workers,
+      answerWorker,
+      'readSoapAnswer',
+      response,
+      context.secrets.secrets,
+      model ? { model } : {},
+    );
+    if (!read.ok) throw failureOf(read.failure);
+    return new RawJson([bufferOf(read.text)]);
+  }
+
+  /** POSTs an envelope: the answer, to be read by `readResult`. */
+  function post(url: string, version: SoapVersion, soapAction: string, envelope: string): Promise<UpstreamResponse> {
+    return sendUpstream(settings.http.dispatcher, {
       url,
       method: 'POST',
       // The envelope's own headers last: an auth_header named Content-Type or SOAPAction cannot replace them.
@@ -252,7 +282,6 @@ function connect(
       maxBodyBytes: settings.http.maxBodyBytes,
       budget: settings.http.budget,
     });
-    return readSoapResponse(response.status, response.headers, response.body);
   }
 
   const call = (fields: CallFields) => (wsdlMode ? callWsdl : callRaw)(fields);
