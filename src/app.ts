@@ -91,8 +91,9 @@ const successSerializers: SerializerFactory = (externalSchemas, options) => {
  * wherever a logged object holds them (`*.token`, `*.config.token`).
  */
 function redactedPaths(registry: ConnectorRegistry): string[] {
+  // A dot path (`auth.password`) is a path in the logged object too.
   const fields = registry.secretFields.map((field) =>
-    /^[A-Za-z_$][\w$]*$/.test(field) ? `.${field}` : `[${JSON.stringify(field)}]`,
+    /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(field) ? `.${field}` : `[${JSON.stringify(field)}]`,
   );
   return [
     'req.headers["x-api-key"]',

@@ -123,7 +123,7 @@ describe('integration secrets follow the origin they were sent with', () => {
     assert.ok(!refused.body.includes('tok-A'));
     // Nothing was written: the old config, and the next execute goes to A with A's token.
     assert.deepEqual(await configOf('gql'), before);
-    assert.deepEqual(before, { base_url: `${a.url}/api`, timeout_seconds: 30, token_set: true });
+    assert.deepEqual(before, { base_url: `${a.url}/api`, timeout_seconds: 30, token_set: true, auth: null });
     const atA = a.seen.length;
     await execute('gql', { operation: 'test' });
     assert.deepEqual(authorizations(a, atA), ['Bearer tok-A']);
@@ -226,7 +226,12 @@ describe('integration secrets follow the origin they were sent with', () => {
       'HTTPS://CRM.Example.COM/v4',
       'https://crm.example.com',
     ]) {
-      assert.deepEqual(await patched(patch('same', { base_url: url })), { base_url: url, timeout_seconds: 30, token_set: true });
+      assert.deepEqual(await patched(patch('same', { base_url: url })), {
+        base_url: url,
+        timeout_seconds: 30,
+        token_set: true,
+        auth: null,
+      });
     }
     for (const url of ['http://crm.example.com', 'https://crm.example.com:8443', 'https://api.crm.example.com']) {
       assert.deepEqual(
@@ -275,6 +280,7 @@ describe('integration secrets follow the origin they were sent with', () => {
       base_url: a.url,
       timeout_seconds: 30,
       token_set: false,
+      auth: null,
     });
     // A SOAP integration with a header name but no value has nothing to protect.
     await created(put('free-soap', 'soap-1.0.0', { endpoint_url: a.url, auth_header: 'Authorization' }));

@@ -29,7 +29,7 @@ describe('integrations', () => {
     });
     assert.equal(created.statusCode, 201);
     const data = body(created).data;
-    assert.deepEqual(data.config, { base_url: 'https://crm.example.com/api', timeout_seconds: 30, token_set: true });
+    assert.deepEqual(data.config, { base_url: 'https://crm.example.com/api', timeout_seconds: 30, token_set: true, auth: null });
     assert.equal(data.id, 'crm');
     assert.equal(data.name, 'CRM');
     assert.equal(data.connector, 'graphql-1.0.0');
@@ -45,6 +45,7 @@ describe('integrations', () => {
       base_url: 'https://crm.example.com/v2',
       timeout_seconds: 5,
       token_set: false,
+      auth: null,
     });
     assert.equal(body(replaced).data.name, 'crm');
   });
@@ -56,7 +57,12 @@ describe('integrations', () => {
       url: '/api/v1/integrations/patchy',
       payload: { config: { timeout_seconds: 12 } },
     });
-    assert.deepEqual(body(renamed).data.config, { base_url: 'https://a.example/graphql', timeout_seconds: 12, token_set: true });
+    assert.deepEqual(body(renamed).data.config, {
+      base_url: 'https://a.example/graphql',
+      timeout_seconds: 12,
+      token_set: true,
+      auth: null,
+    });
     const cleared = await h.call(acme, {
       method: 'PATCH',
       url: '/api/v1/integrations/patchy',
@@ -69,7 +75,7 @@ describe('integrations', () => {
       url: '/api/v1/integrations/patchy',
       payload: { config: { token: null, base_url: null } },
     });
-    assert.deepEqual(body(nulled).data.config, { base_url: null, timeout_seconds: 12, token_set: false });
+    assert.deepEqual(body(nulled).data.config, { base_url: null, timeout_seconds: 12, token_set: false, auth: null });
     const missing = await h.call(acme, { method: 'PATCH', url: '/api/v1/integrations/nope', payload: { name: 'x' } });
     assert.equal(missing.statusCode, 404);
   });

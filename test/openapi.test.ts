@@ -190,7 +190,10 @@ describe('the OpenAPI document', () => {
       const config = resolve(branch.properties.config);
       const connector = id === 'notes-0.1.0' ? notesConnector : builtInConnectors(h.config).find((c) => c.id === id)!;
       assert.deepEqual(Object.keys(config.properties), Object.keys(connector.configProperties), `${id}: config fields`);
-      for (const secret of connector.secretFields) assert.equal(config.properties[secret].writeOnly, true, `${id}.${secret}`);
+      // Top-level secrets are write-only fields; those inside `auth` are told in its description.
+      for (const secret of connector.secretFields.filter((field) => !field.includes('.'))) {
+        assert.equal(config.properties[secret].writeOnly, true, `${id}.${secret}`);
+      }
     }
     assert.equal(schema.oneOf.length, 3);
   });

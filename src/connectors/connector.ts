@@ -69,13 +69,21 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
   readonly id: string;
   /** JSON-schema properties of the config, secrets included (validated on PUT/PATCH). */
   readonly configProperties: Readonly<Record<string, object>>;
-  /** Config fields that are secrets: encrypted at rest, never shown, redacted from replies, records and logs. */
+  /**
+   * Config fields that are secrets: encrypted at rest, never shown, redacted from replies, records and logs. A dot
+   * path (`auth.password`) names one inside an object.
+   */
   readonly secretFields: readonly string[];
   /**
    * Config fields holding a URL the connector sends requests (and so its secrets) to. User information in them is
    * refused, and a PATCH that moves one to another origin must send the stored secrets again.
    */
   readonly urlFields: readonly string[];
+  /**
+   * The connector's own older ways of giving a credential (GraphQL's `token`, SOAP's `auth_header`/`auth_value`):
+   * shorthands of one `auth` scheme, refused beside `auth`.
+   */
+  readonly authShorthands?: readonly string[];
   /** Values shown and used when a field is not set. */
   readonly defaults: Readonly<Record<string, unknown>>;
   readonly offers: readonly Operation[];

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorDefinition, ConnectorResult, Operation, ResolvedIntegration } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
+import { authHeaders } from '../credentials/schemes.ts';
 import { ApiError, errorBody } from '../errors.ts';
 import { toApiError } from '../http/error-handler.ts';
 import { nowIso } from '../ids.ts';
@@ -65,12 +66,18 @@ function successBody(result: ConnectorResult) {
   return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
 }
 
-/** The secret values of the integration (decrypted), which no reply or record may show. */
+/**
+ * The secret values of the integration (decrypted), which no reply or record may show, and the header values made of
+ * them (Basic's `base64(user:password)` is no secret's text, but shows one).
+ */
 function secretValues(definition: ConnectorDefinition, integration: ResolvedIntegration): string[] {
-  return definition.secretFields.flatMap((field) => {
-    const value = integration.config[field];
+  const values = definition.secretFields.flatMap((path) => {
+    let value: unknown = integration.config;
+    for (const segment of path.split('.')) value = (value as Record<string, unknown> | undefined)?.[segment];
     return typeof value === 'string' && value !== '' ? [value] : [];
   });
+  const derived = Object.values(authHeaders(integration.config.auth)).filter((value) => !values.includes(value));
+  return [...values, ...derived];
 }
 
 /** The failure reply; a bug becomes internal_error (logged), never its own message. */

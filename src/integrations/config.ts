@@ -1,11 +1,31 @@
 import type { ConnectorDefinition, ResolvedIntegration } from '../connectors/connector.ts';
 import { credentialOrigins, originOf } from '../credentials/destinations.ts';
-import { validationFailed } from '../errors.ts';
+import { authProblems, credentialSchemes } from '../credentials/schemes.ts';
+import { type ValidationIssue, validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { IntegrationWrite, StoredIntegration } from '../storage/integrations.ts';
 
 type Config = Record<string, unknown>;
+
+function isObject(value: unknown): value is Config {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value at a dot path of a config (`auth.token_url`), or undefined. */
+function valueAt(config: Readonly<Config>, path: string): unknown {
+  let value: unknown = config;
+  for (const segment of path.split('.')) {
+    if (!isObject(value) || !Object.hasOwn(value, segment)) return undefined;
+    value = value[segment];
+  }
+  return value;
+}
+
+/** Whether `input` gives a value (`null` and `""` included) at the dot path. */
+function gives(input: Readonly<Config>, path: string): boolean {
+  return valueAt(input, path) !== undefined;
+}
 
 const validators = new Map<string, ReturnType<typeof strictAjv.compile>>();
 
@@ -21,7 +41,7 @@ export function checkConfig(definition: ConnectorDefinition, config: Config): vo
   }
   const issues = validate(config) ? [] : toIssues(validate.errors ?? []).map((i) => ({ ...i, path: `config.${i.path}` }));
   for (const field of definition.urlFields) {
-    const value = config[field];
+    const value = valueAt(config, field);
     const path = `config.${field}`;
     if (typeof value !== 'string' || issues.some((i) => i.path === path)) continue;
     const url = URL.parse(value);
@@ -48,18 +68,43 @@ function checkSecretsFollowOrigin(
   previous: Pick<StoredIntegration, 'config' | 'secrets'>,
 ): void {
   const moved = definition.urlFields.filter(
-    (field) => Object.hasOwn(input, field) && originOf(input[field]) !== originOf(previous.config[field]),
+    (field) => gives(input, field) && originOf(valueAt(input, field)) !== originOf(valueAt(previous.config, field)),
   );
   if (moved.length === 0) return;
-  const unsent = Object.keys(previous.secrets).filter((field) => !Object.hasOwn(input, field));
+  const unsent = Object.keys(previous.secrets).filter(
+    (path) => !gives(input, path) && !replacedParent(input, previous.config, path),
+  );
   if (unsent.length === 0) return;
   const change = `${moved.join(' and ')} ${moved.length === 1 ? 'changes' : 'change'} origin`;
   throw validationFailed(
-    unsent.map((field) => ({
-      path: `config.${field}`,
-      message: `${change}; send ${field} again (or null) so it is not sent to the new host`,
+    unsent.map((path) => ({
+      path: `config.${path}`,
+      message: `${change}; send ${path} again (or null) so it is not sent to the new host`,
     })),
   );
+}
+
+/**
+ * Whether the write drops a secret with the object that holds it: that object set to `null`, or replaced by one of
+ * another `type` (an `auth` of another scheme), which clears the secrets of the one it replaces.
+ */
+function replacedParent(input: Readonly<Config>, stored: Readonly<Config>, path: string): boolean {
+  const segments = path.split('.');
+  for (let depth = 1; depth < segments.length; depth++) {
+    const parent = segments.slice(0, depth).join('.');
+    const given = valueAt(input, parent);
+    if (given === null) return true;
+    if (isObject(given) && !mergesInto(given, valueAt(stored, parent))) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a written object merges into the stored one (PATCH): when there is one and it is of the same kind. An object
+ * with a `type` (`auth`) is of another kind when its type differs, and then replaces the stored one whole.
+ */
+function mergesInto(written: Readonly<Config>, stored: unknown): stored is Config {
+  return isObject(stored) && (written.type === undefined || written.type === stored.type);
 }
 
 function secretContext(tenantId: string, id: string, field: string): string {
@@ -68,8 +113,10 @@ function secretContext(tenantId: string, id: string, field: string): string {
 
 /**
  * The stored form of a PUT (whole replacement: a field or secret left out is cleared) or a PATCH
- * (merge: left out is kept). `null` or `""` clears a secret; `null` unsets any other field. A PATCH that moves a
- * URL field to another origin must resend the stored secrets (a PUT clears those it leaves out anyway).
+ * (merge: left out is kept, objects such as `auth` merged field by field unless their `type` changes). `null` or `""`
+ * clears a secret; `null` unsets any other field. A PATCH that moves a URL field to another origin must resend the
+ * stored secrets (a PUT clears those it leaves out anyway). Secrets may sit in objects (`auth.password`): they are kept
+ * apart, under their dot path, and the object stored without them.
  */
 export function applyConfigWrite(
   definition: ConnectorDefinition,
@@ -79,19 +126,74 @@ export function applyConfigWrite(
 ): Pick<IntegrationWrite, 'config' | 'secrets'> {
   checkConfig(definition, input);
   if (previous) checkSecretsFollowOrigin(definition, input, previous);
-  const config: Config = { ...(previous?.config ?? {}) };
   const secrets: Record<string, string> = { ...(previous?.secrets ?? {}) };
+  const seal = (path: string, value: string) =>
+    encryptSecret(target.masterKey, value, secretContext(target.tenantId, target.id, path));
+  const config = mergeConfig(definition, input, previous?.config, secrets, seal, '');
+  const issues = credentialProblems(definition, config, secrets);
+  if (issues.length > 0) throw validationFailed(issues);
+  return { config, secrets };
+}
+
+/** `input` written over `stored` at `prefix`: the fields merged, secrets sealed into `secrets` under their path. */
+function mergeConfig(
+  definition: ConnectorDefinition,
+  input: Readonly<Config>,
+  stored: Readonly<Config> | undefined,
+  secrets: Record<string, string>,
+  seal: (path: string, value: string) => string,
+  prefix: string,
+): Config {
+  const config: Config = { ...(stored ?? {}) };
   for (const [field, value] of Object.entries(input)) {
-    if (definition.secretFields.includes(field)) {
-      if (value === null || value === '') delete secrets[field];
-      else secrets[field] = encryptSecret(target.masterKey, String(value), secretContext(target.tenantId, target.id, field));
+    const path = prefix === '' ? field : `${prefix}.${field}`;
+    if (definition.secretFields.includes(path)) {
+      if (value === null || value === '') delete secrets[path];
+      else secrets[path] = seal(path, String(value));
     } else if (value === null) {
       delete config[field];
+      clearSecretsUnder(secrets, path);
+    } else if (isObject(value)) {
+      const kept = config[field];
+      if (!mergesInto(value, kept)) clearSecretsUnder(secrets, path);
+      config[field] = mergeConfig(definition, value, mergesInto(value, kept) ? kept : undefined, secrets, seal, path);
     } else {
       config[field] = value;
     }
   }
-  return { config, secrets };
+  return config;
+}
+
+function clearSecretsUnder(secrets: Record<string, string>, path: string): void {
+  for (const key of Object.keys(secrets)) if (key.startsWith(`${path}.`)) delete secrets[key];
+}
+
+/**
+ * What the written config says of credentials that no schema can: `auth` has what its type needs (a secret stored
+ * before counts as given) and nothing else, and stands alone: the connector's shorthands (GraphQL's `token`, SOAP's
+ * `auth_header`/`auth_value`) are refused beside it.
+ */
+function credentialProblems(
+  definition: ConnectorDefinition,
+  config: Readonly<Config>,
+  secrets: Readonly<Record<string, string>>,
+) {
+  const auth = config.auth;
+  if (!isObject(auth)) return [];
+  const stored = new Set(
+    Object.keys(secrets)
+      .filter((path) => path.startsWith('auth.'))
+      .map((path) => path.slice('auth.'.length)),
+  );
+  const issues: ValidationIssue[] = authProblems(auth, stored);
+  const shorthands = (definition.authShorthands ?? []).filter((field) => field in config || field in secrets);
+  if (shorthands.length > 0) {
+    issues.push({
+      path: 'config.auth',
+      message: `cannot stand beside ${shorthands.join(' and ')}, its shorthand; send ${shorthands.map((f) => `${f}: null`).join(' and ')} with it`,
+    });
+  }
+  return issues;
 }
 
 /** A stored URL as shown: user information (kept by rows written before it was refused) left out. */
@@ -108,6 +210,7 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   const config: Config = {};
   for (const field of Object.keys(definition?.configProperties ?? stored.config)) {
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
+    else if (field === 'auth') config.auth = authView(stored);
     else {
       const value = stored.config[field] ?? definition?.defaults[field] ?? null;
       config[field] = definition?.urlFields?.includes(field) ? shownUrl(value) : value;
@@ -123,15 +226,31 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   };
 }
 
+/** `auth` as shown: its fields, and for each secret field of its scheme whether it is set. */
+function authView(stored: StoredIntegration): Config | null {
+  const auth = stored.config.auth;
+  if (!isObject(auth)) return null;
+  const scheme = credentialSchemes.get(String(auth.type));
+  const flags = (scheme?.secretFields ?? []).map((field) => [`${field}_set`, `auth.${field}` in stored.secrets]);
+  return { ...auth, ...Object.fromEntries(flags) };
+}
+
 /** Defaults, stored fields and decrypted secrets: what the connector runs with. */
 export function resolveIntegration(
   definition: ConnectorDefinition,
   stored: StoredIntegration,
   masterKey: Buffer,
 ): ResolvedIntegration {
-  const config: Config = { ...definition.defaults, ...stored.config };
-  for (const [field, sealed] of Object.entries(stored.secrets)) {
-    config[field] = decryptSecret(masterKey, sealed, secretContext(stored.tenant_id, stored.id, field));
+  const config: Config = structuredClone({ ...definition.defaults, ...stored.config });
+  for (const [path, sealed] of Object.entries(stored.secrets)) {
+    const value = decryptSecret(masterKey, sealed, secretContext(stored.tenant_id, stored.id, path));
+    const segments = path.split('.');
+    let holder = config;
+    for (const segment of segments.slice(0, -1)) {
+      if (!isObject(holder[segment])) holder[segment] = {};
+      holder = holder[segment] as Config;
+    }
+    holder[segments[segments.length - 1]] = value;
   }
   return {
     tenantId: stored.tenant_id,

@@ -1,5 +1,6 @@
 import type { ConnectorDefinition, Operation, PrimitiveOperation } from '../connectors/connector.ts';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
+import { credentialSchemes } from '../credentials/schemes.ts';
 import { batchSchema, syncSchema, testSchema } from '../execution/request-checks.ts';
 import { exact, ref } from './schemas.ts';
 
@@ -174,6 +175,12 @@ function configInput(definition: ConnectorDefinition): Schema {
         documented.writeOnly = true;
         documented.description = `A secret: stored encrypted, never shown (\`${field}_set\` tells whether it is set); null or "" clears it.`;
       }
+      if (field === 'auth') {
+        documented.description =
+          'The upstream credential, one scheme by `type`: `basic` (username, password), `bearer` (token), `header` (name, ' +
+          'value). Secrets (password, token, value) are write-only. A PATCH with the same `type` merges its fields (a secret ' +
+          'left out is kept); another `type` replaces it. Refused beside the connector’s shorthand fields.';
+      }
       if (definition.defaults[field] !== undefined) documented.default = definition.defaults[field];
       return [field, documented];
     }),
@@ -248,12 +255,33 @@ export function integrationPatchBody(registry: ConnectorRegistry): Schema {
   };
 }
 
+/** `config.auth` as a reply shows it: the fields of its scheme, each secret only as `<field>_set`. */
+function authView(): Schema {
+  const properties: Schema = { type: { type: 'string' } };
+  for (const scheme of credentialSchemes.values()) {
+    for (const field of Object.keys(scheme.properties)) {
+      if (scheme.secretFields.includes(field)) {
+        properties[`${field}_set`] = { type: 'boolean', description: `Whether auth.${field} is set (never shown).` };
+      } else {
+        properties[field] = { type: ['string', 'null'] };
+      }
+    }
+  }
+  return {
+    type: ['object', 'null'],
+    description: 'The upstream credential: its scheme (`type`) and fields, secrets only as `<field>_set`.',
+    properties,
+  };
+}
+
 /** The config as a reply shows it: every field (its default filled in), a secret only as `<field>_set`. */
 function configView(definition: ConnectorDefinition): Schema {
   const properties: Schema = {};
   for (const [field, schema] of Object.entries(definition.configProperties) as [string, Schema][]) {
     if (definition.secretFields.includes(field)) {
       properties[`${field}_set`] = { type: 'boolean', description: `Whether ${field} is set (its value is never shown).` };
+    } else if (field === 'auth') {
+      properties.auth = authView();
     } else if (schema.type === undefined) {
       properties[field] = {};
     } else {

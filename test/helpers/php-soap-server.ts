@@ -37,6 +37,10 @@ export type SoapLogEntry = {
   query: string;
   /** Header values as received, `null` when absent. */
   authToken: string | null;
+  authorization: string | null;
+  /** PHP's own decoding of a Basic Authorization header (PHP_AUTH_USER, PHP_AUTH_PW), `null` when there is none. */
+  basicUser: string | null;
+  basicPassword: string | null;
   soapAction: string | null;
   contentType: string | null;
   /** The request body (`''` for a GET). */

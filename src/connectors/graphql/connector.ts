@@ -1,4 +1,5 @@
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
+import { authHeaders, authSecretPaths } from '../../credentials/schemes.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
@@ -74,7 +75,7 @@ const endpoints = new WeakMap<ResolvedIntegration, Endpoint>();
 function endpointOf(integration: ResolvedIntegration): Endpoint {
   let endpoint = endpoints.get(integration);
   if (endpoint) return endpoint;
-  const { base_url: baseUrl, token } = integration.config;
+  const { base_url: baseUrl, token, auth } = integration.config;
   if (typeof baseUrl !== 'string' || baseUrl === '') {
     throw new ApiError('integration_misconfigured', 'The integration has no base_url; set config.base_url to run it.', {
       missing: ['config.base_url'],
@@ -87,8 +88,13 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
   };
   const url = resolveGraphqlUrl(baseUrl);
   // Every request (pages included) goes to this one URL, on base_url's origin: the rule every request asks holds.
-  if (typeof token === 'string' && token !== '' && credentialsMayGoTo(integration, url))
-    headers.authorization = `Bearer ${token}`;
+  // `token` is the shorthand of `auth: {type: "bearer"}`; the two never stand together (integrations/config.ts).
+  const credentials = auth
+    ? authHeaders(auth)
+    : typeof token === 'string' && token !== ''
+      ? { authorization: `Bearer ${token}` }
+      : {};
+  if (credentialsMayGoTo(integration, url)) Object.assign(headers, credentials);
   // Frozen: the transport then checks and prepares them once, not on every request.
   endpoint = { url, headers: Object.freeze(headers) };
   endpoints.set(integration, endpoint);
@@ -212,7 +218,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 export const graphqlConnector: ConnectorDefinition = defineConnector<typeof sendSchema, typeof receiveSchema>({
   id: 'graphql-1.0.0',
   configProperties,
-  secretFields: ['token'],
+  secretFields: ['token', ...authSecretPaths],
+  authShorthands: ['token'],
   urlFields: ['base_url'],
   defaults: { timeout_seconds: 30 },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],

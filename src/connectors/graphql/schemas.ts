@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { authSchema } from '../../credentials/schemes.ts';
 
 /** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */
 
@@ -42,6 +43,7 @@ export const configProperties = {
   // Sent as `Authorization: Bearer <token>`: visible ASCII only (RFC 6750), so it is refused here, not at run time.
   token: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[\\x21-\\x7e]*$' },
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
+  auth: authSchema,
 } as const;
 
 /** The fields of a send and a receive, as their schemas validated them. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
+import { authHeaders, authSecretPaths } from '../../credentials/schemes.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
@@ -78,8 +79,9 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
       missing: ['config.endpoint_url'],
     });
   }
-  const headers: Record<string, string> = {};
-  if (typeof c.auth_header === 'string' && typeof c.auth_value === 'string') {
+  // `auth_header`/`auth_value` are the shorthand of `auth: {type: "header"}`; the two never stand together.
+  const headers: Record<string, string> = c.auth ? authHeaders(c.auth) : {};
+  if (!c.auth && typeof c.auth_header === 'string' && typeof c.auth_value === 'string') {
     const name = c.auth_header.toLowerCase();
     if (reservedHeaders.has(name)) {
       throw new ApiError(
@@ -359,7 +361,8 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
   return defineConnector<typeof callSchema, typeof callSchema>({
     id: 'soap-1.0.0',
     configProperties,
-    secretFields: ['auth_value'],
+    secretFields: ['auth_value', ...authSecretPaths],
+    authShorthands: ['auth_header', 'auth_value'],
     urlFields: ['endpoint_url', 'service_url'],
     defaults: { timeout_seconds: 60, soap_version: '1.1' },
     offers: ['send', 'receive', 'sync', 'batch', 'test'],

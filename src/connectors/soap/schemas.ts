@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { authSchema } from '../../credentials/schemes.ts';
 
 /** The SOAP connector's config and request fields (docs/api.md#soap-configuration, docs/execute.md#soap-send-and-receive). */
 
@@ -14,6 +15,7 @@ export const configProperties = {
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
   namespace: { type: ['string', 'null'], maxLength: 2048 },
   soap_version: { type: ['string', 'null'], enum: ['1.1', '1.2', null] },
+  auth: authSchema,
 } as const;
 
 export const callSchema = {
