@@ -33,6 +33,7 @@ const upstreamCodes = new Set([
   'upstream_response_too_large',
   'upstream_unreachable',
   'upstream_timeout',
+  'upstream_auth_failed',
 ]);
 
 /** pino's level values: a line is written when its level's value is at least the logger's. */

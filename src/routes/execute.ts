@@ -34,7 +34,8 @@ const failureMeanings = {
   429: '`rate_limited`: over the key’s limit, or this tenant’s executes running at once (`details.reason: "concurrency"`); with Retry-After.',
   502:
     'The upstream failed: `graphql_errors` (with top-level `errors`), `soap_fault`, `upstream_http_error`, ' +
-    '`upstream_invalid_response`, `upstream_response_too_large` or `upstream_unreachable`.',
+    '`upstream_invalid_response`, `upstream_response_too_large`, `upstream_unreachable` or `upstream_auth_failed` ' +
+    '(the OAuth2 token endpoint refused).',
   504: '`upstream_timeout`: the upstream, or the whole execute (`details.scope: "execute"`), ran out of time.',
 } as const;
 
