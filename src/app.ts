@@ -15,6 +15,7 @@ import type { ConnectorDefinition } from './connectors/connector.ts';
 import { builtInConnectors, ConnectorRegistry } from './connectors/registry.ts';
 import { registerConsole } from './console/plugin.ts';
 import type { AppContext } from './context.ts';
+import { OAuth2Sources } from './credentials/oauth2-sources.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
@@ -259,6 +260,7 @@ async function assemble(
       upstreamMaxBytes: config.upstreamMaxBytes,
       log: app.log,
       workers: new AnswerWorkers(),
+      oauth2: new OAuth2Sources(),
     },
     registry,
     integrations: new IntegrationCache(),

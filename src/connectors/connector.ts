@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
+import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
+import type { UpstreamCredentials } from '../credentials/upstream-credentials.ts';
 import type { ValidationIssue } from '../errors.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
@@ -26,6 +28,8 @@ export interface SharedConnectorContext {
   log: FastifyBaseLogger;
   /** The worker threads that read large answers off the event loop. */
   workers: AnswerWorkers;
+  /** This instance's OAuth2 access tokens, one source per integration. */
+  oauth2: OAuth2Sources;
 }
 
 /**
@@ -34,7 +38,10 @@ export interface SharedConnectorContext {
  */
 export interface ConnectorContext extends SharedConnectorContext {
   budget: ExecuteBudget;
-  secrets: SecretMatcher;
+  /** The secrets' matcher, access tokens issued during this execute included. */
+  readonly secrets: SecretMatcher;
+  /** The integration's credentials, which every request it makes goes through. */
+  credentials: UpstreamCredentials;
 }
 
 /** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */
@@ -84,6 +91,8 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
    * shorthands of one `auth` scheme, refused beside `auth`.
    */
   readonly authShorthands?: readonly string[];
+  /** Those shorthands, when set, as the `auth` object they stand for. */
+  shorthandAuth?(config: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | undefined;
   /** Values shown and used when a field is not set. */
   readonly defaults: Readonly<Record<string, unknown>>;
   readonly offers: readonly Operation[];

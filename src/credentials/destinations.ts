@@ -15,7 +15,10 @@ export function originOf(value: unknown): string | null {
 export function credentialOrigins(config: Readonly<Record<string, unknown>>, urlFields: readonly string[]): ReadonlySet<string> {
   const origins = new Set<string>();
   for (const field of urlFields) {
-    const url = typeof config[field] === 'string' ? URL.parse(config[field]) : null;
+    // A dot path (`auth.token_url`) names a URL inside an object.
+    let value: unknown = config;
+    for (const segment of field.split('.')) value = (value as Record<string, unknown> | undefined)?.[segment];
+    const url = typeof value === 'string' ? URL.parse(value) : null;
     // An opaque origin ("null") is no place a credential may go.
     if (url && (url.protocol === 'http:' || url.protocol === 'https:')) origins.add(url.origin);
   }

@@ -2,11 +2,12 @@ import type { ValidationIssue } from '../errors.ts';
 import { basicScheme } from './basic.ts';
 import { bearerScheme } from './bearer.ts';
 import { headerScheme } from './header.ts';
+import { oauth2Scheme } from './oauth2-scheme.ts';
 import type { CredentialScheme } from './scheme.ts';
 
 /** Every scheme of `config.auth`, by its `type`: the one registration a new scheme adds. */
 export const credentialSchemes: ReadonlyMap<string, CredentialScheme> = new Map(
-  [basicScheme, bearerScheme, headerScheme].map((scheme) => [scheme.type, scheme]),
+  [basicScheme, bearerScheme, headerScheme, oauth2Scheme].map((scheme) => [scheme.type, scheme]),
 );
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorDefinition, ConnectorResult, Operation, ResolvedIntegration } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import { authHeaders } from '../credentials/schemes.ts';
+import { type UpstreamCredentials, upstreamCredentials } from '../credentials/upstream-credentials.ts';
 import { ApiError, errorBody } from '../errors.ts';
 import { toApiError } from '../http/error-handler.ts';
 import { nowIso } from '../ids.ts';
@@ -168,6 +169,10 @@ export class ExecutionService {
     budget.takeTurn = () => this.#ctx.turns.take(call.tenantId);
 
     let secrets = SecretMatcher.none;
+    let credentials: UpstreamCredentials | undefined;
+    /** The secrets' matcher, with the access tokens issued so far in this execute (each set's matcher is cached). */
+    const redaction = () =>
+      credentials && credentials.issued.length > 0 ? this.#matchers.get([...secrets.secrets, ...credentials.issued]) : secrets;
     let outcome: Outcome;
     try {
       const definition = registry.get(stored.connector);
@@ -177,14 +182,31 @@ export class ExecutionService {
       checkExecuteRequest(definition, call.operation, call.fields);
       const { integration, secrets: matcher } = this.#resolved(definition, stored, masterKey);
       secrets = matcher;
-      const connection = definition.connect(integration, { ...this.#ctx.connectors, budget, secrets });
+      const issuing = upstreamCredentials(integration, {
+        shorthand: definition.shorthandAuth?.(integration.config),
+        oauth2: this.#ctx.connectors.oauth2,
+        tokenRequest: {
+          timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
+          maxBodyBytes: this.#ctx.connectors.upstreamMaxBytes,
+          budget,
+        },
+      });
+      credentials = issuing;
+      const connection = definition.connect(integration, {
+        ...this.#ctx.connectors,
+        budget,
+        credentials: issuing,
+        get secrets() {
+          return redaction();
+        },
+      });
       const result = await runExecute(definition, connection, call.operation, call.fields, budget);
       // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
-      const { value, text } = redactReply(successBody(result), secrets);
+      const { value, text } = redactReply(successBody(result), redaction());
       const body = serializeReply(value, text) ?? text;
       outcome = { status: 200, body, messageCount: result.messageCount, errorCode: null, errorMessage: null, errorDetails: null };
     } catch (thrown) {
-      outcome = failure(call, thrown, secrets);
+      outcome = failure(call, thrown, redaction());
     }
 
     const totalMs = performance.now() - started;

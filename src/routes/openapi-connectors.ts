@@ -178,7 +178,8 @@ function configInput(definition: ConnectorDefinition): Schema {
       if (field === 'auth') {
         documented.description =
           'The upstream credential, one scheme by `type`: `basic` (username, password), `bearer` (token), `header` (name, ' +
-          'value). Secrets (password, token, value) are write-only. A PATCH with the same `type` merges its fields (a secret ' +
+          'value), `oauth2_client_credentials` (token_url, client_id, client_secret, scope, audience, client_authentication). ' +
+          'Secrets (password, token, value, client_secret) are write-only. A PATCH with the same `type` merges its fields (a secret ' +
           'left out is kept); another `type` replaces it. Refused beside the connector’s shorthand fields.';
       }
       if (definition.defaults[field] !== undefined) documented.default = definition.defaults[field];

@@ -13,6 +13,11 @@ export interface UpstreamRequest {
   body?: string | Buffer;
   /** One deadline from connect to the last byte of the body. */
   timeoutMs: number;
+  /**
+   * `false` for a POST that changes nothing upstream (an OAuth2 token request): it does not count as a write that
+   * may have reached the upstream. Any other POST counts once it may have been sent.
+   */
+  write?: boolean;
   /** Largest body, compressed and decompressed. */
   maxBodyBytes: number;
   /** The execute's budget: the request gets no more time or bytes than the whole call has left, and spends them. */
@@ -160,7 +165,7 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
     if (budget) budget.upstreamMs += performance.now() - began;
     // A POST counts once it may have reached the upstream (it may have changed something there): not when the
     // egress policy, DNS or a refused connection stopped it before a byte left.
-    if (connected && upstream.method === 'POST') budget?.countPost();
+    if (connected && upstream.method === 'POST' && upstream.write !== false) budget?.countPost();
   }
 }
 

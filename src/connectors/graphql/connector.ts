@@ -1,10 +1,9 @@
-import { credentialsMayGoTo } from '../../credentials/destinations.ts';
-import { authHeaders, authSecretPaths } from '../../credentials/schemes.ts';
+import { authSecretPaths } from '../../credentials/schemes.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import { RawJson, rawJsonArray } from '../../transport/raw-json.ts';
-import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
+import type { UpstreamResponse } from '../../transport/upstream.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -75,7 +74,7 @@ const endpoints = new WeakMap<ResolvedIntegration, Endpoint>();
 function endpointOf(integration: ResolvedIntegration): Endpoint {
   let endpoint = endpoints.get(integration);
   if (endpoint) return endpoint;
-  const { base_url: baseUrl, token, auth } = integration.config;
+  const { base_url: baseUrl } = integration.config;
   if (typeof baseUrl !== 'string' || baseUrl === '') {
     throw new ApiError('integration_misconfigured', 'The integration has no base_url; set config.base_url to run it.', {
       missing: ['config.base_url'],
@@ -87,14 +86,8 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
     'accept-encoding': 'gzip',
   };
   const url = resolveGraphqlUrl(baseUrl);
-  // Every request (pages included) goes to this one URL, on base_url's origin: the rule every request asks holds.
-  // `token` is the shorthand of `auth: {type: "bearer"}`; the two never stand together (integrations/config.ts).
-  const credentials = auth
-    ? authHeaders(auth)
-    : typeof token === 'string' && token !== ''
-      ? { authorization: `Bearer ${token}` }
-      : {};
-  if (credentialsMayGoTo(integration, url)) Object.assign(headers, credentials);
+  // Credentials are added per request (context.credentials) where they may go: every request, pages included, goes to
+  // this one URL, on base_url's origin.
   // Frozen: the transport then checks and prepares them once, not on every request.
   endpoint = { url, headers: Object.freeze(headers) };
   endpoints.set(integration, endpoint);
@@ -107,7 +100,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 
   function post(query: string, variables?: Record<string, unknown>, operationName?: string): Promise<UpstreamResponse> {
     const body = JSON.stringify({ query, variables: variables ?? {}, ...(operationName && { operationName }) });
-    return sendUpstream(context.dispatcher, {
+    return context.credentials.send(context.dispatcher, {
       url,
       method: 'POST',
       headers,
@@ -220,7 +213,9 @@ export const graphqlConnector: ConnectorDefinition = defineConnector<typeof send
   configProperties,
   secretFields: ['token', ...authSecretPaths],
   authShorthands: ['token'],
-  urlFields: ['base_url'],
+  shorthandAuth: (config) =>
+    typeof config.token === 'string' && config.token !== '' ? { type: 'bearer', token: config.token } : undefined,
+  urlFields: ['base_url', 'auth.token_url'],
   defaults: { timeout_seconds: 30 },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: sendSchema, receive: receiveSchema },

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
-import { authHeaders, authSecretPaths } from '../../credentials/schemes.ts';
+import { authSecretPaths } from '../../credentials/schemes.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { RawJson } from '../../transport/raw-json.ts';
-import { redactUrl, sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
+import { redactUrl, type UpstreamResponse } from '../../transport/upstream.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -66,9 +66,6 @@ const reservedHeaders = new Set([
   'soapaction',
 ]);
 
-/** What a request to an origin the owner did not name carries of the integration's credentials. */
-const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
-
 /** The module a worker thread reads large answers with. */
 const answerWorker = new URL('./answer-worker.ts', import.meta.url);
 
@@ -79,8 +76,8 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
       missing: ['config.endpoint_url'],
     });
   }
-  // `auth_header`/`auth_value` are the shorthand of `auth: {type: "header"}`; the two never stand together.
-  const headers: Record<string, string> = c.auth ? authHeaders(c.auth) : {};
+  // `auth_header`/`auth_value` are the shorthand of `auth: {type: "header"}` (shorthandAuth); the transport's own
+  // header names are refused for `auth` when it is written, and for the shorthand here.
   if (!c.auth && typeof c.auth_header === 'string' && typeof c.auth_value === 'string') {
     const name = c.auth_header.toLowerCase();
     if (reservedHeaders.has(name)) {
@@ -90,17 +87,15 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
         { field: 'config.auth_header' },
       );
     }
-    headers[name] = c.auth_value;
   }
   return {
     endpointUrl: c.endpoint_url,
     serviceUrl: typeof c.service_url === 'string' ? c.service_url : undefined,
     namespace: typeof c.namespace === 'string' ? c.namespace : undefined,
     version: c.soap_version === '1.2' ? '1.2' : '1.1',
-    hasCredentials: Object.keys(headers).length > 0,
+    hasCredentials: context.credentials.any,
     http: {
-      dispatcher: context.dispatcher,
-      authHeadersFor: (url) => (credentialsMayGoTo(integration, url) ? headers : noHeaders),
+      send: (request) => context.credentials.send(context.dispatcher, request),
       timeoutMs: Number(c.timeout_seconds) * 1000,
       maxBodyBytes: context.upstreamMaxBytes,
       budget: context.budget,
@@ -274,11 +269,11 @@ function connect(
 
   /** POSTs an envelope: the answer, to be read by `readResult`. */
   function post(url: string, version: SoapVersion, soapAction: string, envelope: string): Promise<UpstreamResponse> {
-    return sendUpstream(settings.http.dispatcher, {
+    return settings.http.send({
       url,
       method: 'POST',
-      // The envelope's own headers last: an auth_header named Content-Type or SOAPAction cannot replace them.
-      headers: { ...settings.http.authHeadersFor(url), ...requestHeaders({ version, soapAction }) },
+      // The credentials go first (credentials.send): an auth header named Content-Type or SOAPAction cannot replace these.
+      headers: requestHeaders({ version, soapAction }),
       body: envelope,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
@@ -315,10 +310,10 @@ function connect(
         };
       }
       // Raw mode has no description to read: any HTTP answer shows the endpoint is there.
-      const response = await sendUpstream(settings.http.dispatcher, {
+      const response = await settings.http.send({
         url: settings.endpointUrl,
         method: 'GET',
-        headers: settings.http.authHeadersFor(settings.endpointUrl),
+        headers: {},
         timeoutMs: settings.http.timeoutMs,
         maxBodyBytes: settings.http.maxBodyBytes,
         budget: settings.http.budget,
@@ -363,7 +358,11 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
     configProperties,
     secretFields: ['auth_value', ...authSecretPaths],
     authShorthands: ['auth_header', 'auth_value'],
-    urlFields: ['endpoint_url', 'service_url'],
+    shorthandAuth: (config) =>
+      typeof config.auth_header === 'string' && typeof config.auth_value === 'string'
+        ? { type: 'header', name: config.auth_header, value: config.auth_value }
+        : undefined,
+    urlFields: ['endpoint_url', 'service_url', 'auth.token_url'],
     defaults: { timeout_seconds: 60, soap_version: '1.1' },
     offers: ['send', 'receive', 'sync', 'batch', 'test'],
     requestSchemas: { send: callSchema, receive: callSchema },

@@ -1,16 +1,14 @@
-import type { Dispatcher } from 'undici';
 import { ApiError } from '../../errors.ts';
 import type { ExecuteBudget } from '../../transport/budget.ts';
-import { sendUpstream, type UpstreamResponse } from '../../transport/upstream.ts';
+import type { UpstreamRequest, UpstreamResponse } from '../../transport/upstream.ts';
 import { checkXmlBounds } from './xml-bounds.ts';
 
 export interface SoapHttpOptions {
-  dispatcher: Dispatcher;
   /**
-   * The integration's auth header for a request to a URL: empty for one on an origin its owner did not name (a WSDL
-   * importing a document from another host), as credentials/destinations.ts rules.
+   * Sends a request with the integration's credentials where they may go (none to an origin its owner did not name,
+   * such as a WSDL's import from another host: credentials/upstream-credentials.ts).
    */
-  authHeadersFor(url: string): Readonly<Record<string, string>>;
+  send(request: UpstreamRequest): Promise<UpstreamResponse>;
   timeoutMs: number;
   maxBodyBytes: number;
   /** The execute's budget, spent by every request (WSDL documents included). */
@@ -69,34 +67,36 @@ export class SoapHttp {
       return;
     }
     this.fetched.push(url);
-    sendUpstream(this.#options.dispatcher, {
-      url,
-      method: 'GET',
-      headers: this.#options.authHeadersFor(url),
-      timeoutMs: bounds.timeoutMs,
-      maxBodyBytes: bounds.maxBodyBytes,
-      budget: this.#options.budget,
-    }).then(
-      (response) => {
-        this.last = response;
-        const text = response.body.toString('utf8');
-        if (declaresDtd(text)) {
-          callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
-          return;
-        }
-        // node-soap's parser gets only XML within the bounds raw mode reads (docs/limits.md#upstreams).
-        try {
-          checkXmlBounds(text);
-        } catch (error) {
-          callback(error);
-          return;
-        }
-        this.#fetchedBytes += response.body.length;
-        this.fetchedXml.push(text);
-        callback(null, { status: response.status, headers: response.headers, data: text }, text);
-      },
-      (error) => callback(this.loadFailure(error, bounds)),
-    );
+    this.#options
+      .send({
+        url,
+        method: 'GET',
+        headers: {},
+        timeoutMs: bounds.timeoutMs,
+        maxBodyBytes: bounds.maxBodyBytes,
+        budget: this.#options.budget,
+      })
+      .then(
+        (response) => {
+          this.last = response;
+          const text = response.body.toString('utf8');
+          if (declaresDtd(text)) {
+            callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
+            return;
+          }
+          // node-soap's parser gets only XML within the bounds raw mode reads (docs/limits.md#upstreams).
+          try {
+            checkXmlBounds(text);
+          } catch (error) {
+            callback(error);
+            return;
+          }
+          this.#fetchedBytes += response.body.length;
+          this.fetchedXml.push(text);
+          callback(null, { status: response.status, headers: response.headers, data: text }, text);
+        },
+        (error) => callback(this.loadFailure(error, bounds)),
+      );
   }
 
   /** The time and bytes the next WSDL document may take; throws once the WSDL has used up its documents or time. */
