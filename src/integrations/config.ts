@@ -210,8 +210,14 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   const config: Config = {};
   for (const field of Object.keys(definition?.configProperties ?? stored.config)) {
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
-    else if (field === 'auth') config.auth = authView(stored);
-    else {
+    else if (isObject(stored.config[field])) config[field] = objectView(definition, field, stored.config[field], stored.secrets);
+    else if (
+      definition &&
+      Object.hasOwn(definition.configProperties, field) &&
+      isObjectSchema(definition.configProperties[field])
+    ) {
+      config[field] = null;
+    } else {
       const value = stored.config[field] ?? definition?.defaults[field] ?? null;
       config[field] = definition?.urlFields?.includes(field) ? shownUrl(value) : value;
     }
@@ -226,13 +232,33 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   };
 }
 
-/** `auth` as shown: its fields, and for each secret field of its scheme whether it is set. */
-function authView(stored: StoredIntegration): Config | null {
-  const auth = stored.config.auth;
-  if (!isObject(auth)) return null;
-  const scheme = credentialSchemes.get(String(auth.type));
-  const flags = (scheme?.secretFields ?? []).map((field) => [`${field}_set`, `auth.${field}` in stored.secrets]);
-  return { ...auth, ...Object.fromEntries(flags) };
+function isObjectSchema(schema: unknown): boolean {
+  const type = isObject(schema) ? schema.type : undefined;
+  return type === 'object' || (Array.isArray(type) && type.includes('object'));
+}
+
+/**
+ * An object of the config (`auth`, `tls`, `ws_security`) as shown: its fields, objects within it shown the same way,
+ * and for each secret directly in it whether it is set (`password_set`). An `auth` shows only its scheme's secrets.
+ */
+function objectView(
+  definition: ConnectorDefinition | undefined,
+  path: string,
+  value: Readonly<Config>,
+  secrets: Readonly<Record<string, string>>,
+): Config {
+  const shown: Config = {};
+  for (const [field, item] of Object.entries(value)) {
+    shown[field] = isObject(item) ? objectView(definition, `${path}.${field}`, item, secrets) : item;
+  }
+  const scheme = path === 'auth' ? credentialSchemes.get(String(value.type)) : undefined;
+  for (const secretPath of definition?.secretFields ?? []) {
+    const field = secretPath.slice(path.length + 1);
+    if (!secretPath.startsWith(`${path}.`) || field.includes('.')) continue;
+    if (path === 'auth' && !scheme?.secretFields.includes(field)) continue;
+    shown[`${field}_set`] = secretPath in secrets;
+  }
+  return shown;
 }
 
 /** Defaults, stored fields and decrypted secrets: what the connector runs with. */

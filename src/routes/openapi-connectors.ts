@@ -275,6 +275,26 @@ function authView(): Schema {
   };
 }
 
+/** An object of the config (`tls`, `ws_security`) as a reply shows it: its fields, secrets only as `<field>_set`. */
+function objectView(definition: ConnectorDefinition, path: string, schema: Schema): Schema {
+  const properties: Schema = {};
+  for (const [field, inner] of Object.entries(schema.properties as Schema) as [string, Schema][]) {
+    if (definition.secretFields.includes(`${path}.${field}`)) {
+      properties[`${field}_set`] = { type: 'boolean', description: `Whether ${path}.${field} is set (never shown).` };
+    } else if (inner.properties !== undefined) {
+      properties[field] = objectView(definition, `${path}.${field}`, inner);
+    } else {
+      properties[field] = inner.type === undefined ? {} : { type: nullable(inner.type) };
+    }
+  }
+  return { type: ['object', 'null'], properties };
+}
+
+function nullable(type: string | string[]): string[] {
+  const types = Array.isArray(type) ? type : [type];
+  return types.includes('null') ? types : [...types, 'null'];
+}
+
 /** The config as a reply shows it: every field (its default filled in), a secret only as `<field>_set`. */
 function configView(definition: ConnectorDefinition): Schema {
   const properties: Schema = {};
@@ -283,6 +303,8 @@ function configView(definition: ConnectorDefinition): Schema {
       properties[`${field}_set`] = { type: 'boolean', description: `Whether ${field} is set (its value is never shown).` };
     } else if (field === 'auth') {
       properties.auth = authView();
+    } else if (schema.properties !== undefined) {
+      properties[field] = objectView(definition, field, schema);
     } else if (schema.type === undefined) {
       properties[field] = {};
     } else {
