@@ -284,7 +284,7 @@ function objectView(definition: ConnectorDefinition, path: string, schema: Schem
     } else if (inner.properties !== undefined) {
       properties[field] = objectView(definition, `${path}.${field}`, inner);
     } else {
-      properties[field] = inner.type === undefined ? {} : { type: nullable(inner.type) };
+      properties[field] = inner.type === undefined ? {} : { type: nullable(inner.type as string | string[]) };
     }
   }
   return { type: ['object', 'null'], properties };
