@@ -3,7 +3,9 @@ import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import type { TlsConnectOptions } from '../credentials/tls.ts';
 import type { EgressPolicy } from './policy.ts';
+import { type ProxySettings, proxyFor } from './proxy-env.ts';
 import { keepTlsAlert } from './tls-alerts.ts';
+import { openTunnel } from './tunnel.ts';
 
 /** A connection refused by the egress policy, before any packet was sent to the address. */
 export class EgressDeniedError extends Error {
@@ -34,6 +36,8 @@ export interface EgressDispatcherOptions {
   readonly resolve?: Resolver;
   /** An integration's `config.tls` as connect options (connectOptions); default: the system's roots, no client certificate. */
   readonly tls?: TlsConnectOptions;
+  /** Outbound proxies (proxySettingsFromEnv); default: every connection goes direct. */
+  readonly proxies?: ProxySettings;
 }
 
 const systemResolver: Resolver = (hostname, options) =>
@@ -74,12 +78,24 @@ function checkedLookup(policy: EgressPolicy, resolve: Resolver): LookupFunction 
   };
 }
 
+/** The address a connection to `hostname` may use: an IP literal as itself, a name as its first resolved address. */
+async function admittedAddress(policy: EgressPolicy, resolve: Resolver, hostname: string): Promise<string> {
+  if (isIP(hostname) === 0) return (await resolveChecked(policy, resolve, hostname, {}))[0].address;
+  const decision = policy.check(hostname);
+  if (!decision.allowed) throw new EgressDeniedError(hostname, hostname, decision.reason);
+  return hostname;
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
+
 /**
  * The undici dispatcher every connector sends through: keep-alive pools per origin (an undici
  * Agent) whose connections are opened only to addresses the egress policy admits. Host names are
  * checked in the socket's DNS lookup; IP-literal hosts, for which Node skips the lookup, are
  * checked before connecting. With `tls`, every connection uses the integration's roots, client
- * certificate and name.
+ * certificate and name. With `proxies`, a proxied connection's host is resolved and judged here,
+ * then reached through a CONNECT tunnel to the judged address; the proxy itself is the operator's
+ * choice and is not judged.
  *
  * @example
  * const dispatcher = createEgressDispatcher(createEgressPolicy({ allowPrivate: false }));
@@ -97,6 +113,26 @@ export function createEgressDispatcher(policy: EgressPolicy, options: EgressDisp
     const hostname = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
     // The configured name wins over one undici takes from a Host header: it is the name the integration verifies.
     const target = { ...connectOptions, servername: options.tls?.servername ?? connectOptions.servername };
+    const proxy = options.proxies && proxyFor(options.proxies, target.protocol, hostname, Number(target.port));
+    if (proxy) {
+      // Judged before the proxy is asked, and the tunnel goes to the judged address (not the name, which the proxy
+      // would resolve again): a name that rebinds between the two lookups can not reach a refused address.
+      const port = target.port || DEFAULT_PORTS[target.protocol];
+      admittedAddress(policy, resolve, hostname)
+        .then((address) => openTunnel(proxy, `${isIP(address) === 6 ? `[${address}]` : address}:${port}`, timeout))
+        .then(
+          (socket) => {
+            if (target.protocol !== 'https:') return callback(null, socket);
+            // TLS to the upstream inside the tunnel, with the integration's options and the upstream's own name.
+            connector(
+              { ...target, servername: target.servername ?? (isIP(hostname) ? undefined : hostname), httpSocket: socket },
+              callback,
+            );
+          },
+          (err: Error) => callback(err, null),
+        );
+      return;
+    }
     if (isIP(hostname) !== 0) {
       const decision = policy.check(hostname);
       if (!decision.allowed) {

@@ -1,8 +1,9 @@
 import { EgressDeniedError } from '../egress/dispatcher.ts';
+import { ProxyTunnelError } from '../egress/tunnel.ts';
 import { ApiError } from '../errors.ts';
 import { tlsFailureMessage } from './tls-failures.ts';
 
-export type UnreachableCause = 'dns' | 'refused' | 'reset' | 'tls' | 'network';
+export type UnreachableCause = 'dns' | 'refused' | 'reset' | 'tls' | 'network' | 'proxy';
 
 interface FailureContext {
   /** The URL's host, for messages (never the URL: it may carry credentials). */
@@ -41,7 +42,7 @@ function firstCode(err: unknown): string | undefined {
   return undefined;
 }
 
-function unreachableCause(code: string): UnreachableCause | undefined {
+function unreachableCause(code: string): Exclude<UnreachableCause, 'proxy'> | undefined {
   if (DNS_CODES.has(code)) return 'dns';
   if (code === 'ECONNREFUSED') return 'refused';
   if (RESET_CODES.has(code)) return 'reset';
@@ -50,7 +51,8 @@ function unreachableCause(code: string): UnreachableCause | undefined {
   return undefined;
 }
 
-const UNREACHABLE_MESSAGES: Record<UnreachableCause, (host: string, code: string) => string> = {
+/** `proxy` is not named by an error code: it comes from a ProxyTunnelError, with its own message. */
+const UNREACHABLE_MESSAGES: Record<Exclude<UnreachableCause, 'proxy'>, (host: string, code: string) => string> = {
   dns: (host) => `The host ${host} could not be resolved.`,
   refused: (host) => `${host} refused the connection.`,
   reset: (host) => `${host} closed the connection before the response was complete.`,
@@ -77,6 +79,13 @@ export function upstreamFailure(err: unknown, context: FailureContext): unknown 
       return new ApiError('egress_denied', `Connecting to ${link.host} is refused by the egress policy: ${link.reason}.`, {
         host: link.host,
         address: link.address,
+      });
+    }
+    if (link instanceof ProxyTunnelError) {
+      // The proxy is the operator's infrastructure: its address stays out of answers a tenant reads.
+      return new ApiError('upstream_unreachable', `${link.message} ${context.host} was not reached.`, {
+        cause: 'proxy',
+        ...(link.status === undefined ? {} : { proxy_status: link.status }),
       });
     }
   }
