@@ -20,6 +20,8 @@ let tls: TlsConfig;
 let proxy: Tinyproxy;
 let httpsPort: number;
 let httpPort: number;
+let mtlsPort: number;
+let mtls: TlsConfig;
 let refusedPort: number;
 const servers: Server[] = [];
 const open: Dispatcher[] = [];
@@ -35,15 +37,23 @@ before(async () => {
     res.end(JSON.stringify({ servername: (req.socket as TLSSocket).servername || null, host: req.headers.host }));
   });
   const http = createHttpServer((req, res) => res.end(JSON.stringify({ servername: null, host: req.headers.host })));
-  for (const s of [https, http]) {
+  const clientCa = pki.ca('client-ca', 'Proxy test client CA');
+  const client = pki.sign('client-ca', 'client', { cn: 'through-the-tunnel', usage: 'clientAuth' });
+  mtls = { ca: ca.cert, client_certificate: client.cert, client_key: client.key };
+  const mutual = createHttpsServer(
+    { cert: server.cert, key: server.key, ca: clientCa.cert, requestCert: true, rejectUnauthorized: true },
+    (req, res) => res.end(JSON.stringify({ client: (req.socket as TLSSocket).getPeerCertificate().subject.CN })),
+  );
+  for (const s of [https, http, mutual]) {
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     servers.push(s);
   }
   httpsPort = (https.address() as AddressInfo).port;
   httpPort = (http.address() as AddressInfo).port;
+  mtlsPort = (mutual.address() as AddressInfo).port;
   // A port the proxy may tunnel to where nothing listens, and one it may not tunnel to at all (any other).
   refusedPort = await freePort();
-  proxy = await startTinyproxy([httpsPort, httpPort, refusedPort]);
+  proxy = await startTinyproxy([httpsPort, httpPort, mtlsPort, refusedPort]);
 });
 
 after(async () => {
@@ -86,6 +96,19 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (API.md §12), 
     // SNI and verification use the upstream's own name; the tunnel goes to the address Interchange resolved and judged.
     assert.deepEqual(seen, { servername: 'localhost', host: `localhost:${httpsPort}` });
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${httpsPort}`]);
+  });
+
+  test("the integration's client certificate is presented to the upstream inside the tunnel (mutual TLS through the proxy)", async () => {
+    const before = proxy.connects().length;
+    const response = await sendUpstream(dispatcher({ HTTPS_PROXY: proxy.url }, { tls: mtls }), {
+      url: `https://localhost:${mtlsPort}/`,
+      method: 'GET',
+      headers: {},
+      timeoutMs: 30_000,
+      maxBodyBytes: 65_536,
+    });
+    assert.deepEqual(JSON.parse(response.body.toString()), { client: 'through-the-tunnel' });
+    assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${mtlsPort}`]);
   });
 
   test('lower-case https_proxy works too; the tunnel carries the TLS, so without the private CA verification fails', async () => {

@@ -13,6 +13,7 @@ import { IntegrationDispatchers } from '../src/egress/integration-dispatchers.ts
 import { createEgressPolicy } from '../src/egress/policy.ts';
 import { ApiError } from '../src/errors.ts';
 import { sendUpstream } from '../src/transport/upstream.ts';
+import { startOpensslServer } from './helpers/openssl-server.ts';
 import { type Issued, TestPki } from './helpers/test-pki.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -216,6 +217,55 @@ describe('config.tls: mutual TLS', () => {
   });
 });
 
+describe("config.tls: mutual TLS against OpenSSL's s_server, which names its refusal in an alert", () => {
+  for (const [version, missing] of [
+    ['-tls1_3', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'],
+    ['-tls1_2', 'ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE'],
+  ]) {
+    test(`${version.slice(1)}: no client certificate is ${missing}, one from an unknown CA is ERR_SSL_TLSV1_ALERT_UNKNOWN_CA; both name config.tls.client_certificate`, async () => {
+      const args = [
+        '-cert',
+        'server.pem',
+        '-key',
+        'server.key',
+        '-CAfile',
+        'client-ca.pem',
+        '-Verify',
+        '1',
+        '-verify_return_error',
+        version,
+      ];
+      const server = await startOpensslServer(pki.dir, args);
+      try {
+        const none = await tlsFailure(dispatcherFor({ ca: ca.cert }), server.url);
+        assert.equal(none.details?.tls_error, missing);
+        assert.match(none.message, /set config\.tls\.client_certificate and config\.tls\.client_key/);
+        const unknown = { ca: ca.cert, client_certificate: clientFromOtherCa.cert, client_key: clientFromOtherCa.key };
+        const refused = await tlsFailure(dispatcherFor(unknown), server.url);
+        assert.equal(refused.details?.tls_error, 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA');
+        assert.match(refused.message, /config\.tls\.client_certificate/);
+        const accepted = {
+          ca: ca.cert,
+          client_certificate: client.cert,
+          client_key: clientKeyEncrypted,
+          client_key_password: PASSWORD,
+        };
+        const response = await sendUpstream(dispatcherFor(accepted), {
+          url: server.url,
+          method: 'GET',
+          headers: {},
+          timeoutMs: 30_000,
+          maxBodyBytes: 1 << 20,
+        });
+        assert.equal(response.status, 200);
+        assert.match(response.body.toString(), /CN=client-one|CN = client-one/);
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+});
+
 describe('config.tls: what answers show, warnings and validation', () => {
   test('describeTls shows facts of every certificate (as openssl reads them) and never a PEM or a secret', () => {
     const tls = {
@@ -224,7 +274,7 @@ describe('config.tls: what answers show, warnings and validation', () => {
       client_key: clientKeyEncrypted,
       client_key_password: PASSWORD,
     };
-    const view = describeTls(tls, { now: new Date() });
+    const view = describeTls(tls);
     const expected = (pem: string, subject: string, issuer: string) => {
       const { fingerprint, notAfter } = opensslFacts(pem);
       return { subject, issuer, not_after: notAfter, fingerprint_sha256: fingerprint };

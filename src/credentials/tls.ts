@@ -186,7 +186,7 @@ export function tlsProblems(tls: TlsConfig, { now }: Clock): TlsProblem[] {
  * `config.tls` as answers show it: the facts of each certificate instead of its PEM, and only whether the key and
  * its password are set.
  */
-export function describeTls(tls: TlsConfig, _clock?: Clock): TlsView {
+export function describeTls(tls: TlsConfig): TlsView {
   const clientLeaf = readableCertificates(tls.client_certificate)[0];
   return {
     ca: tls.ca === undefined ? undefined : readableCertificates(tls.ca).map(facts),
