@@ -111,6 +111,26 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (API.md §12), 
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${mtlsPort}`]);
   });
 
+  test('credentials in the proxy URL are sent as Proxy-Authorization; without them the proxy answers 407', async () => {
+    const guarded = await startTinyproxy([httpsPort], { basicAuth: { user: 'ix', password: 'pr0xy-pass' } });
+    try {
+      const url = new URL(guarded.url);
+      url.username = 'ix';
+      url.password = 'pr0xy-pass';
+      const seen = await get(dispatcher({ HTTPS_PROXY: url.href }, { tls }), `https://localhost:${httpsPort}/`);
+      assert.equal(seen.servername, 'localhost');
+      assert.deepEqual(guarded.connects(), [`127.0.0.1:${httpsPort}`]);
+      const refused = await failure(
+        dispatcher({ HTTPS_PROXY: guarded.url }, { tls }),
+        `https://localhost:${httpsPort}/`,
+        'upstream_unreachable',
+      );
+      assert.deepEqual(refused.details, { cause: 'proxy', proxy_status: 407 });
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   test('lower-case https_proxy works too; the tunnel carries the TLS, so without the private CA verification fails', async () => {
     const before = proxy.connects().length;
     const err = await failure(dispatcher({ https_proxy: proxy.url }), `https://localhost:${httpsPort}/`, 'upstream_unreachable');

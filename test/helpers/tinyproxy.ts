@@ -25,9 +25,13 @@ process.on('exit', () => {
 
 /**
  * Starts `tinyproxy -d` with a config in a temp folder: listening on 127.0.0.1 only, admitting only 127.0.0.1 as a
- * client, and opening CONNECT tunnels only to `connectPorts`. Resolves once it accepts connections.
+ * client, and opening CONNECT tunnels only to `connectPorts`; with `basicAuth`, only for a client that sends those
+ * credentials (Proxy-Authorization). Resolves once it accepts connections.
  */
-export async function startTinyproxy(connectPorts: number[]): Promise<Tinyproxy> {
+export async function startTinyproxy(
+  connectPorts: number[],
+  options: { basicAuth?: { user: string; password: string } } = {},
+): Promise<Tinyproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-tinyproxy-'));
   const port = await freePort();
   const config = [
@@ -38,6 +42,7 @@ export async function startTinyproxy(connectPorts: number[]): Promise<Tinyproxy>
     'MaxClients 20',
     'Allow 127.0.0.1',
     ...connectPorts.map((connectPort) => `ConnectPort ${connectPort}`),
+    ...(options.basicAuth ? [`BasicAuth ${options.basicAuth.user} ${options.basicAuth.password}`] : []),
     '',
   ];
   writeFileSync(join(dir, 'tinyproxy.conf'), config.join('\n'));
