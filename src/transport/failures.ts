@@ -1,7 +1,9 @@
 import { EgressDeniedError } from '../egress/dispatcher.ts';
+import { ProxyTunnelError } from '../egress/tunnel.ts';
 import { ApiError } from '../errors.ts';
+import { tlsFailureMessage } from './tls-failures.ts';
 
-export type UnreachableCause = 'dns' | 'refused' | 'reset' | 'tls' | 'network';
+export type UnreachableCause = 'dns' | 'refused' | 'reset' | 'tls' | 'network' | 'proxy';
 
 interface FailureContext {
   /** The URL's host, for messages (never the URL: it may carry credentials). */
@@ -40,7 +42,7 @@ function firstCode(err: unknown): string | undefined {
   return undefined;
 }
 
-function unreachableCause(code: string): UnreachableCause | undefined {
+function unreachableCause(code: string): Exclude<UnreachableCause, 'proxy'> | undefined {
   if (DNS_CODES.has(code)) return 'dns';
   if (code === 'ECONNREFUSED') return 'refused';
   if (RESET_CODES.has(code)) return 'reset';
@@ -49,13 +51,23 @@ function unreachableCause(code: string): UnreachableCause | undefined {
   return undefined;
 }
 
-const UNREACHABLE_MESSAGES: Record<UnreachableCause, (host: string, code: string) => string> = {
+/** `proxy` is not named by an error code: it comes from a ProxyTunnelError, with its own message. */
+const UNREACHABLE_MESSAGES: Record<Exclude<UnreachableCause, 'proxy'>, (host: string, code: string) => string> = {
   dns: (host) => `The host ${host} could not be resolved.`,
   refused: (host) => `${host} refused the connection.`,
   reset: (host) => `${host} closed the connection before the response was complete.`,
-  tls: (host, code) => `The TLS connection to ${host} failed (${code}).`,
+  tls: tlsFailureMessage,
   network: (host, code) => `${host} could not be reached (${code}).`,
 };
+
+/** A TLS failure's own code: undici may wrap it in an error of its own with another code (UND_ERR_SOCKET). */
+function firstTlsCode(err: unknown): string | undefined {
+  for (const link of chain(err)) {
+    const code = (link as { code?: unknown }).code;
+    if (typeof code === 'string' && TLS_CODE.test(code) && code !== 'EPROTO') return code;
+  }
+  return undefined;
+}
 
 /**
  * The catalogue error for a failed upstream exchange, or the error itself when it is not an
@@ -69,6 +81,13 @@ export function upstreamFailure(err: unknown, context: FailureContext): unknown 
         address: link.address,
       });
     }
+    if (link instanceof ProxyTunnelError) {
+      // The proxy is the operator's infrastructure: its address stays out of answers a tenant reads.
+      return new ApiError('upstream_unreachable', `${link.message} ${context.host} was not reached.`, {
+        cause: 'proxy',
+        ...(link.status === undefined ? {} : { proxy_status: link.status }),
+      });
+    }
   }
   const code = firstCode(err);
   if (context.timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
@@ -80,8 +99,13 @@ export function upstreamFailure(err: unknown, context: FailureContext): unknown 
   if (parserError || (code !== undefined && INVALID_RESPONSE_CODES.has(code))) {
     return new ApiError('upstream_invalid_response', `${context.host} answered with a response that is not valid HTTP.`);
   }
+  const tlsCode = firstTlsCode(err);
+  if (tlsCode !== undefined) {
+    return new ApiError('upstream_unreachable', tlsFailureMessage(context.host, tlsCode), { cause: 'tls', tls_error: tlsCode });
+  }
   if (code === undefined) return err;
   const cause = unreachableCause(code);
   if (cause === undefined) return err;
-  return new ApiError('upstream_unreachable', UNREACHABLE_MESSAGES[cause](context.host, code), { cause });
+  const details = cause === 'tls' ? { cause, tls_error: code } : { cause };
+  return new ApiError('upstream_unreachable', UNREACHABLE_MESSAGES[cause](context.host, code), details);
 }

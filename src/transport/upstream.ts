@@ -174,7 +174,10 @@ function mayHaveArrived(failure: unknown): boolean {
   if (!(failure instanceof ApiError)) return true;
   if (failure.code === 'egress_denied' || failure.code === 'integration_misconfigured') return false;
   const cause = failure.details?.cause;
-  return !(failure.code === 'upstream_unreachable' && (cause === 'dns' || cause === 'refused' || cause === 'tls'));
+  return !(
+    failure.code === 'upstream_unreachable' &&
+    (cause === 'dns' || cause === 'refused' || cause === 'tls' || cause === 'proxy')
+  );
 }
 
 /**
