@@ -1,0 +1,264 @@
+import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { DOMParser, type Element, XMLSerializer } from '@xmldom/xmldom';
+import { ApiError } from '../errors.ts';
+import { loadSigningMaterial } from './ws-security-keys.ts';
+import { signedParts, wsSecurityProblems } from './ws-security-problems.ts';
+import {
+  base64Binary,
+  type DigestAlgorithmName,
+  type KeyReference,
+  type SignatureAlgorithmName,
+  signEnvelope,
+  wsseNamespace,
+  wsuNamespace,
+  x509v3,
+} from './ws-security-signature.ts';
+
+export { wsSecurityProblems };
+
+/**
+ * `config.ws_security` of API.md §12, in its own snake_case so that the stored config is passed as it is. Each part
+ * is optional; together they make one `wsse:Security` header block (OASIS WS-Security 1.0/1.1).
+ */
+export interface WsSecurityOptions {
+  /** UsernameToken Profile 1.1. A fresh nonce and the current time on every request. */
+  username_token?: {
+    username: string;
+    /** A secret. */
+    password: string;
+    /** `digest` sends Base64(SHA-1(nonce + created + password)) (§3.1); default `text`. */
+    password_type?: 'text' | 'digest';
+    /** Send a wsse:Nonce; default true with `digest`, false with `text`. */
+    nonce?: boolean;
+    /** Send a wsu:Created; default true with `digest`, false with `text`. */
+    created?: boolean;
+  };
+  /** A wsu:Timestamp: Created now, Expires `ttl_seconds` later (default 300). */
+  timestamp?: { ttl_seconds?: number };
+  /** An XML-DSig Signature with exclusive C14N over the parts in `sign`. */
+  signature?: {
+    /** PEM X.509. */
+    certificate: string;
+    /** PEM, RSA or EC, possibly encrypted (PKCS#8 or traditional). A secret. */
+    private_key: string;
+    /** A secret. */
+    private_key_password?: string;
+    /** Default `rsa-sha256`; `ecdsa-sha256` needs an EC key, the others an RSA key. */
+    signature_algorithm?: SignatureAlgorithmName;
+    /** Default `sha256`. */
+    digest_algorithm?: DigestAlgorithmName;
+    /**
+     * The parts signed, each by its own wsu:Id. Default: the body, and the timestamp when there is one. Naming
+     * `timestamp` or `username_token` needs that part configured.
+     */
+    sign?: ('body' | 'timestamp' | 'username_token')[];
+    /** How KeyInfo points at the certificate; default `binary_security_token` (the certificate goes along). */
+    key_reference?: KeyReference;
+  };
+}
+
+/** What the clock and the randomness are; tests inject both. */
+export interface WsSecurityEnv {
+  now?: () => Date;
+  randomBytes?: (size: number) => Buffer;
+}
+
+const soapNamespaces = new Set(['http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope']);
+const passwordTypes = {
+  text: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText',
+  digest: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest',
+} as const;
+
+/**
+ * Adds a `wsse:Security` header block to a complete SOAP 1.1 or 1.2 envelope: `mustUnderstand="1"` in the envelope's
+ * own SOAP namespace, then, as configured, a Timestamp, a UsernameToken, a BinarySecurityToken and a Signature
+ * (after the tokens it refers to, as WS-Security §5 asks). A Header is made when the envelope has none; other header
+ * blocks stay as they are. Every signed element gets its own wsu:Id with a random suffix.
+ *
+ * Throws `ApiError`: `invalid_soap_params` when the text is not a SOAP envelope (or already has a Security header
+ * block), `integration_misconfigured` when the options cannot be used (`wsSecurityProblems` says why).
+ *
+ * @example applyWsSecurity(envelope, { username_token: { username: 'u', password: 'p' }, timestamp: {} })
+ */
+export function applyWsSecurity(envelope: string, options: WsSecurityOptions, env: WsSecurityEnv = {}): string {
+  const problems = wsSecurityProblems(options, { now: env.now });
+  if (problems.length > 0) {
+    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
+  }
+  const now = (env.now ?? (() => new Date()))();
+  const random = env.randomBytes ?? cryptoRandomBytes;
+  // A random suffix after a per-element prefix: unique in the message even if the randomness were not.
+  const newId = (prefix: string) => `${prefix}-${random(16).toString('hex')}`;
+  const giveId = (element: Element, prefix: string) => {
+    const id = newId(prefix);
+    element.setAttributeNS(wsuNamespace, 'wsu:Id', id);
+    return id;
+  };
+
+  const { document, root, soap } = parseEnvelope(envelope);
+  const create = (name: string, namespace = wsseNamespace) => document.createElementNS(namespace, name);
+  const add = (parent: Element, name: string, text: string, namespace = wsseNamespace) => {
+    const child = create(name, namespace);
+    child.appendChild(document.createTextNode(text));
+    parent.appendChild(child);
+    return child;
+  };
+
+  const security = create('wsse:Security');
+  security.setAttributeNS(xmlnsNamespace, 'xmlns:wsse', wsseNamespace);
+  security.setAttributeNS(xmlnsNamespace, 'xmlns:wsu', wsuNamespace);
+  // The envelope may use SOAP's namespace as its default; an attribute needs a prefix.
+  const soapPrefix = root.prefix ?? 'soapenv';
+  if (!root.prefix) security.setAttributeNS(xmlnsNamespace, `xmlns:${soapPrefix}`, soap);
+  security.setAttributeNS(soap, `${soapPrefix}:mustUnderstand`, '1');
+  const ids: Record<string, string> = {};
+
+  if (options.timestamp) {
+    const timestamp = create('wsu:Timestamp', wsuNamespace);
+    ids.timestamp = giveId(timestamp, 'TS');
+    add(timestamp, 'wsu:Created', xsDateTime(now), wsuNamespace);
+    const expires = new Date(now.getTime() + (options.timestamp.ttl_seconds ?? 300) * 1000);
+    add(timestamp, 'wsu:Expires', xsDateTime(expires), wsuNamespace);
+    security.appendChild(timestamp);
+  }
+  if (options.username_token) {
+    const settings = options.username_token;
+    const type = settings.password_type ?? 'text';
+    const token = create('wsse:UsernameToken');
+    ids.username_token = giveId(token, 'UT');
+    add(token, 'wsse:Username', settings.username);
+    const nonce = (settings.nonce ?? type === 'digest') ? random(16) : null;
+    const created = (settings.created ?? type === 'digest') ? xsDateTime(now) : null;
+    const password = type === 'digest' ? passwordDigest(nonce, created, settings.password) : settings.password;
+    add(token, 'wsse:Password', password).setAttribute('Type', passwordTypes[type]);
+    if (nonce) add(token, 'wsse:Nonce', nonce.toString('base64')).setAttribute('EncodingType', base64Binary);
+    if (created) add(token, 'wsu:Created', created, wsuNamespace);
+    security.appendChild(token);
+  }
+
+  let signed = (xml: string) => xml;
+  if (options.signature) {
+    const settings = options.signature;
+    const material = loadSigningMaterial(settings.certificate, settings.private_key, settings.private_key_password);
+    const keyReference = settings.key_reference ?? 'binary_security_token';
+    let tokenId: string | undefined;
+    if (keyReference === 'binary_security_token') {
+      const token = add(security, 'wsse:BinarySecurityToken', material.certificateBase64);
+      token.setAttribute('EncodingType', base64Binary);
+      token.setAttribute('ValueType', x509v3);
+      tokenId = giveId(token, 'X509');
+    }
+    const referenceIds = signedParts(options).map((part) =>
+      part === 'body' ? bodyId(childElement(root, soap, 'Body')!, () => newId('Body')) : ids[part],
+    );
+    const securityXpath =
+      `/*/*[local-name(.)='Header' and namespace-uri(.)='${soap}']` +
+      `/*[local-name(.)='Security' and namespace-uri(.)='${wsseNamespace}']`;
+    signed = (xml) =>
+      signEnvelope(xml, {
+        material,
+        signatureAlgorithm: settings.signature_algorithm ?? 'rsa-sha256',
+        digestAlgorithm: settings.digest_algorithm ?? 'sha256',
+        keyReference,
+        tokenId,
+        referenceIds,
+        securityXpath,
+      });
+  }
+
+  const header = headerOf(root, soap);
+  header.insertBefore(security, header.firstChild);
+  return signed(new XMLSerializer().serializeToString(document));
+}
+
+const xmlnsNamespace = 'http://www.w3.org/2000/xmlns/';
+
+/**
+ * UsernameToken Profile 1.1 §3.1: Base64(SHA-1(nonce + created + password)), the nonce as its bytes, the others as
+ * UTF-8, each only when sent.
+ */
+export function passwordDigest(nonce: Buffer | null, created: string | null, password: string): string {
+  const hash = createHash('sha1');
+  if (nonce) hash.update(nonce);
+  if (created) hash.update(created, 'utf8');
+  return hash.update(password, 'utf8').digest('base64');
+}
+
+/** What `test` reports under `details.ws_security`; throws `integration_misconfigured` when the options cannot be used. */
+export function describeWsSecurity(options: WsSecurityOptions): {
+  username_token: boolean;
+  timestamp: boolean;
+  signature: { subject: string; not_after: string } | null;
+} {
+  const problems = wsSecurityProblems(options);
+  if (problems.length > 0) {
+    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
+  }
+  const { signature } = options;
+  const material = signature && loadSigningMaterial(signature.certificate, signature.private_key, signature.private_key_password);
+  return {
+    username_token: options.username_token !== undefined,
+    timestamp: options.timestamp !== undefined,
+    signature: material ? { subject: material.subject, not_after: material.certificate.validToDate.toISOString() } : null,
+  };
+}
+
+function parseEnvelope(text: string): { document: ReturnType<DOMParser['parseFromString']>; root: Element; soap: string } {
+  // SOAP 1.1 §3 and 1.2 §5 forbid a DTD, and refusing one means no entity is ever expanded.
+  if (/<!DOCTYPE/i.test(text)) throw notAnEnvelope('it has a DTD, which SOAP forbids');
+  let document: ReturnType<DOMParser['parseFromString']>;
+  try {
+    document = new DOMParser({
+      onError: (level, message) => {
+        if (level !== 'warning') throw new Error(message);
+      },
+    }).parseFromString(text, 'text/xml');
+  } catch {
+    throw notAnEnvelope('it is not well-formed XML');
+  }
+  const root = document.documentElement;
+  if (root?.localName !== 'Envelope' || !soapNamespaces.has(root.namespaceURI ?? '')) {
+    throw notAnEnvelope('its root is not a SOAP 1.1 or 1.2 Envelope');
+  }
+  const soap = root.namespaceURI!;
+  if (!childElement(root, soap, 'Body')) throw notAnEnvelope('it has no Body');
+  const header = childElement(root, soap, 'Header');
+  if (header && childElement(header, wsseNamespace, 'Security')) throw notAnEnvelope('it already has a wsse:Security header');
+  return { document, root, soap };
+}
+
+function notAnEnvelope(why: string): ApiError {
+  return new ApiError('invalid_soap_params', `WS-Security cannot be added to the SOAP envelope: ${why}.`);
+}
+
+function childElement(parent: Element, namespace: string, localName: string): Element | undefined {
+  for (let node = parent.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType === 1 && (node as Element).namespaceURI === namespace && (node as Element).localName === localName) {
+      return node as Element;
+    }
+  }
+  return undefined;
+}
+
+function headerOf(root: Element, soap: string): Element {
+  const existing = childElement(root, soap, 'Header');
+  if (existing) return existing;
+  const header = root.ownerDocument!.createElementNS(soap, root.prefix ? `${root.prefix}:Header` : 'Header');
+  root.insertBefore(header, childElement(root, soap, 'Body')!);
+  return header;
+}
+
+// A Body the writer already gave a wsu:Id keeps it; otherwise it gets one of ours.
+function bodyId(body: Element, newId: () => string): string {
+  const existing = body.getAttributeNS(wsuNamespace, 'Id');
+  if (existing) return existing;
+  const id = newId();
+  body.setAttributeNS(xmlnsNamespace, 'xmlns:wsu', wsuNamespace);
+  body.setAttributeNS(wsuNamespace, 'wsu:Id', id);
+  return id;
+}
+
+// xs:dateTime in UTC with milliseconds, as WSS4J and .NET write and accept.
+function xsDateTime(date: Date): string {
+  return date.toISOString();
+}
