@@ -190,6 +190,16 @@ describe('the key references say what openssl says of the certificate', () => {
     assert.equal(parse(message).getElementsByTagNameNS(wsse, 'BinarySecurityToken').length, 0);
   });
 
+  test('issuer_serial with a multi-valued RDN, its values in any order', () => {
+    const facts = opensslCertificateFacts(keys.multiValued.certificatePath);
+    const message = applyWsSecurity(envelope11, {
+      signature: signature(keys.multiValued, { signature_algorithm: 'ecdsa-sha256', key_reference: 'issuer_serial' }),
+    });
+    const rdns = (name: string) => name.split(',').map((rdn) => rdn.split('+').sort().join('+'));
+    assert.deepEqual(rdns(one(message, ds, 'X509IssuerName').textContent ?? ''), rdns(facts.issuer));
+    assert.deepEqual(rdns(facts.issuer), ['CN=a+UID=b', 'O=x']);
+  });
+
   test('subject_key_identifier is the certificate’s SKI extension', () => {
     const facts = opensslCertificateFacts(keys.ec.certificatePath);
     const message = applyWsSecurity(envelope11, {

@@ -81,11 +81,12 @@ function readPrivateKey(pem: string, password: string | undefined): KeyObject {
 }
 
 /**
- * Node writes a name one RDN a line, most significant first, each value already escaped as RFC 2253 asks; RFC 2253
- * wants them the other way round, separated by commas.
+ * Node writes a name one RDN a line, most significant first, the values of a multi-valued RDN joined by " + ", each
+ * value already escaped as RFC 2253 asks (a "+" in a value is "\\+"); RFC 2253 wants the RDNs the other way round,
+ * separated by commas, and the values joined by a bare "+".
  */
 function rfc2253(nodeName: string): string {
-  return nodeName.split('\n').reverse().join(',');
+  return nodeName.split('\n').reverse().join(',').replaceAll(' + ', '+');
 }
 
 const subjectKeyIdentifierOid = Buffer.from([0x06, 0x03, 0x55, 0x1d, 0x0e]);

@@ -25,6 +25,8 @@ export interface TestKeys {
   ec: Pem;
   /** A second RSA pair: signing with one and verifying with the other must fail. */
   otherRsa: Pem;
+  /** An EC pair whose name has a multi-valued RDN (CN and UID). */
+  multiValued: Pem;
   /** `rsa`'s key encrypted (PKCS#8, AES-256) with `encryptedPassword`. */
   encryptedRsaKey: string;
   encryptedPassword: string;
@@ -65,6 +67,12 @@ export function makeTestKeys(): TestKeys {
   const rsa = pair('rsa', ['-newkey', 'rsa:2048'], '/C=DE/O=Example, Inc./CN=rsa client');
   const ec = pair('ec', ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], '/CN=ec client');
   const otherRsa = pair('other', ['-newkey', 'rsa:2048'], '/CN=someone else');
+  // A multi-valued RDN, which Node and RFC 2253 write differently.
+  const multiValued = pair(
+    'multi',
+    ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-multivalue-rdn'],
+    '/O=x/CN=a+UID=b',
+  );
   const encryptedPassword = 'correct horse';
   openssl(
     dir,
@@ -109,6 +117,7 @@ export function makeTestKeys(): TestKeys {
     rsa,
     ec,
     otherRsa,
+    multiValued,
     encryptedRsaKey: readFileSync(join(dir, 'rsa-encrypted.key'), 'utf8'),
     encryptedPassword,
     expiredCertificate: readFileSync(join(dir, 'expired.crt'), 'utf8'),
