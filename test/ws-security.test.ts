@@ -207,6 +207,16 @@ describe('the key references say what openssl says of the certificate', () => {
     });
     assert.equal(one(message, wsse, 'KeyIdentifier').textContent, facts.ski);
   });
+
+  test('a certificate without the SKI extension gets the SHA-1 of its key bits, as openssl’s subjectKeyIdentifier=hash', () => {
+    // The same RSA key in a v3 certificate whose SKI openssl computed with RFC 5280's method 1.
+    const facts = opensslCertificateFacts(keys.rsa.certificatePath);
+    const message = applyWsSecurity(envelope11, {
+      signature: signature(keys.v1Rsa, { key_reference: 'subject_key_identifier' }),
+    });
+    assert.equal(one(message, wsse, 'KeyIdentifier').textContent, facts.ski);
+    assert.ok(xmlsecVerify(message, keys.v1Rsa.certificatePath).ok);
+  });
 });
 
 describe('the header block', () => {

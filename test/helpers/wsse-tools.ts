@@ -30,6 +30,8 @@ export interface TestKeys {
   /** `rsa`'s key encrypted (PKCS#8, AES-256) with `encryptedPassword`. */
   encryptedRsaKey: string;
   encryptedPassword: string;
+  /** A v1 certificate (no extensions) for `rsa`'s key. */
+  v1Rsa: Pem;
   /** A certificate for `rsa`'s key valid only in January 2020. */
   expiredCertificate: string;
   remove(): void;
@@ -95,32 +97,25 @@ export function makeTestKeys(): TestKeys {
     join(dir, 'ca.cnf'),
     '[ca]\ndefault_ca = test\n[test]\ndatabase = index.txt\nnew_certs_dir = .\nserial = serial\ndefault_md = sha256\npolicy = any\n[any]\ncommonName = supplied\n',
   );
-  openssl(dir, 'req', '-new', '-key', 'rsa.key', '-subj', '/CN=expired', '-out', 'expired.csr');
-  const january2020 = ['-startdate', '20200101000000Z', '-enddate', '20200201000000Z'];
-  openssl(
-    dir,
-    'ca',
-    '-batch',
-    '-config',
-    'ca.cnf',
-    '-selfsign',
-    '-keyfile',
-    'rsa.key',
-    '-in',
-    'expired.csr',
-    '-out',
-    'expired.crt',
-    ...january2020,
-  );
+  // Without an extensions section `openssl ca` writes a v1 certificate: no subjectKeyIdentifier.
+  const caSigned = (name: string, subject: string, validity: string[]) => {
+    openssl(dir, 'req', '-new', '-key', 'rsa.key', '-subj', subject, '-out', `${name}.csr`);
+    const args = ['-config', 'ca.cnf', '-selfsign', '-keyfile', 'rsa.key', '-in', `${name}.csr`, '-out', `${name}.crt`];
+    openssl(dir, 'ca', '-batch', ...args, ...validity);
+    return readFileSync(join(dir, `${name}.crt`), 'utf8');
+  };
+  const expiredCertificate = caSigned('expired', '/CN=expired', ['-startdate', '20200101000000Z', '-enddate', '20200201000000Z']);
+  const v1Certificate = caSigned('v1', '/CN=v1 client', ['-days', '30']);
   return {
     dir,
     rsa,
     ec,
     otherRsa,
     multiValued,
+    v1Rsa: { certificate: v1Certificate, privateKey: rsa.privateKey, certificatePath: join(dir, 'v1.crt') },
     encryptedRsaKey: readFileSync(join(dir, 'rsa-encrypted.key'), 'utf8'),
     encryptedPassword,
-    expiredCertificate: readFileSync(join(dir, 'expired.crt'), 'utf8'),
+    expiredCertificate,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
