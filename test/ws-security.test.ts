@@ -9,6 +9,7 @@ import {
 } from '../src/credentials/ws-security.ts';
 import { apiError } from './helpers/assertions.ts';
 import {
+  compileJavaVerifier,
   makeTestKeys,
   opensslCertificateFacts,
   type Pem,
@@ -29,8 +30,10 @@ const envelope12 = `<Envelope xmlns="${soap12}"><Body><GetPrice xmlns="urn:shop"
 const envelopeWithHeader = `<s:Envelope xmlns:s="${soap11}"><s:Header><h:Trace xmlns:h="urn:trace">t-1</h:Trace></s:Header><s:Body><m:Ping xmlns:m="urn:shop"/></s:Body></s:Envelope>`;
 
 let keys: TestKeys;
+let javaVerify: ReturnType<typeof compileJavaVerifier>;
 before(() => {
   keys = makeTestKeys();
+  javaVerify = compileJavaVerifier(keys.dir);
 });
 after(() => keys?.remove());
 
@@ -57,8 +60,15 @@ function idsAndReferences(xml: string): { ids: string[]; references: string[] } 
   return { ids, references };
 }
 
-describe('signatures xmlsec1 accepts', () => {
-  const cases: { name: string; envelope: string; options: () => WsSecurityOptions; pem: () => Pem; signed: number }[] = [
+describe('signatures xmlsec1 and the JDK accept', () => {
+  const cases: {
+    name: string;
+    envelope: string;
+    options: () => WsSecurityOptions;
+    pem: () => Pem;
+    signed: number;
+    sha1?: boolean;
+  }[] = [
     {
       name: 'RSA-SHA256, SOAP 1.1, body and timestamp by default',
       envelope: envelope11,
@@ -75,6 +85,7 @@ describe('signatures xmlsec1 accepts', () => {
       }),
       pem: () => keys.rsa,
       signed: 2,
+      sha1: true,
     },
     {
       name: 'ECDSA-SHA256 with a P-256 key',
@@ -125,12 +136,16 @@ describe('signatures xmlsec1 accepts', () => {
       signed: 1,
     },
   ];
-  for (const { name, envelope, options, pem, signed } of cases) {
+  for (const { name, envelope, options, pem, signed, sha1 } of cases) {
     test(name, () => {
       const message = applyWsSecurity(envelope, options());
       const verdict = xmlsecVerify(message, pem().certificatePath);
       assert.ok(verdict.ok, verdict.output);
       assert.match(verdict.output, new RegExp(`SignedInfo References \\(ok/all\\): ${signed}/${signed}`));
+      // The JDK also follows the SecurityTokenReference to the certificate, as a WS-Security receiver does.
+      const jdk = javaVerify(message, pem().certificatePath, sha1);
+      assert.ok(jdk.ok, jdk.output);
+      assert.equal(jdk.output.match(/: valid$/gm)?.length, signed, jdk.output);
 
       // Each signed element has its own wsu:Id, and the references point at exactly those.
       const { ids, references } = idsAndReferences(message);
@@ -145,14 +160,27 @@ describe('signatures xmlsec1 accepts', () => {
     });
   }
 
-  test('xmlsec1 refuses the message once the Body is changed after signing', () => {
+  test('both refuse the message once the Body is changed after signing', () => {
     const message = applyWsSecurity(envelope11, { timestamp: {}, signature: signature(keys.rsa) });
     assert.ok(xmlsecVerify(message, keys.rsa.certificatePath).ok);
+    assert.ok(javaVerify(message, keys.rsa.certificatePath).ok);
     const tampered = message.replace('tea &amp; cake', 'tea &amp; cakes');
     assert.notEqual(tampered, message);
     const verdict = xmlsecVerify(tampered, keys.rsa.certificatePath);
     assert.equal(verdict.ok, false, verdict.output);
     assert.match(verdict.output, /data and digest do not match/);
+    const jdk = javaVerify(tampered, keys.rsa.certificatePath);
+    assert.equal(jdk.ok, false, jdk.output);
+    assert.match(jdk.output, /reference Body: INVALID/);
+  });
+
+  test('the JDK refuses a key reference that names another certificate', () => {
+    for (const key_reference of ['binary_security_token', 'issuer_serial', 'subject_key_identifier'] as const) {
+      const message = applyWsSecurity(envelope11, { signature: signature(keys.rsa, { key_reference }) });
+      const jdk = javaVerify(message, keys.otherRsa.certificatePath);
+      assert.equal(jdk.ok, false, jdk.output);
+      assert.match(jdk.output, /REFUSED/);
+    }
   });
 
   test('xmlsec1 refuses a timestamp moved forward and a signature checked with another key', () => {
@@ -186,6 +214,7 @@ describe('the key references say what openssl says of the certificate', () => {
     const message = applyWsSecurity(envelope11, { signature: signature(keys.rsa, { key_reference: 'issuer_serial' }) });
     assert.equal(one(message, ds, 'X509IssuerName').textContent, facts.issuer);
     assert.match(facts.issuer, /Example\\, Inc\./);
+    assert.ok(javaVerify(message, keys.rsa.certificatePath).ok);
     assert.equal(one(message, ds, 'X509SerialNumber').textContent, facts.serial);
     assert.equal(parse(message).getElementsByTagNameNS(wsse, 'BinarySecurityToken').length, 0);
   });
@@ -198,6 +227,9 @@ describe('the key references say what openssl says of the certificate', () => {
     const rdns = (name: string) => name.split(',').map((rdn) => rdn.split('+').sort().join('+'));
     assert.deepEqual(rdns(one(message, ds, 'X509IssuerName').textContent ?? ''), rdns(facts.issuer));
     assert.deepEqual(rdns(facts.issuer), ['CN=a+UID=b', 'O=x']);
+    // The JDK parses the name as an X500Principal and compares it with the certificate's issuer.
+    const jdk = javaVerify(message, keys.multiValued.certificatePath);
+    assert.ok(jdk.ok, jdk.output);
   });
 
   test('subject_key_identifier is the certificate’s SKI extension', () => {
@@ -216,6 +248,8 @@ describe('the key references say what openssl says of the certificate', () => {
     });
     assert.equal(one(message, wsse, 'KeyIdentifier').textContent, facts.ski);
     assert.ok(xmlsecVerify(message, keys.v1Rsa.certificatePath).ok);
+    const jdk = javaVerify(message, keys.v1Rsa.certificatePath);
+    assert.ok(jdk.ok, jdk.output);
   });
 });
 

@@ -1,12 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * Independent tools for the WS-Security tests, none of them ours: the `openssl` command makes the keys and
- * certificates and reads back what a key reference should say, `xmlsec1` (Debian's xmlsec1, .ci/run installs it)
- * verifies signatures, Debian's Python recomputes password digests.
+ * certificates and reads back what a key reference should say; two verifiers of unrelated lineage check signatures,
+ * `xmlsec1` (libxmlsec1) and the JDK's XML Signature (Santuario, which WSS4J uses) driven by
+ * test/fixtures/wsse/VerifyWsse.java; Debian's Python recomputes password digests. .ci/run installs what is missing.
  */
 
 const wsu = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd';
@@ -181,4 +182,28 @@ export function pythonPasswordDigest(nonceBase64: string, created: string, passw
     input: JSON.stringify({ nonce: nonceBase64, created, password }),
     encoding: 'utf8',
   }).trim();
+}
+
+const javaVerifierSource = resolve(import.meta.dirname, '../fixtures/wsse/VerifyWsse.java');
+
+/**
+ * Compiles VerifyWsse.java into `dir` (once: the JVM compiling on every call would be slow) and returns a function
+ * that verifies a message with it: the reference must identify `certificatePath`'s certificate and every reference
+ * and the signature must validate. `allowSha1` lifts JDK 17's secure-validation ban on SHA-1 signatures.
+ */
+export function compileJavaVerifier(
+  dir: string,
+): (xml: string, certificatePath: string, allowSha1?: boolean) => { ok: boolean; output: string } {
+  execFileSync('javac', ['-d', dir, javaVerifierSource], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return (xml, certificatePath, allowSha1 = false) => {
+    const file = join(dir, `message-${process.hrtime.bigint()}.xml`);
+    writeFileSync(file, xml);
+    try {
+      const args = ['-cp', dir, 'VerifyWsse', file, certificatePath, ...(allowSha1 ? ['--allow-sha1'] : [])];
+      const result = spawnSync('java', args, { encoding: 'utf8' });
+      return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+    } finally {
+      rmSync(file, { force: true });
+    }
+  };
 }
