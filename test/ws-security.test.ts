@@ -29,6 +29,15 @@ const envelope11 = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:s
 const envelope12 = `<Envelope xmlns="${soap12}"><Body><GetPrice xmlns="urn:shop"><item>tea</item></GetPrice></Body></Envelope>`;
 const envelopeWithHeader = `<s:Envelope xmlns:s="${soap11}"><s:Header><h:Trace xmlns:h="urn:trace">t-1</h:Trace></s:Header><s:Body><m:Ping xmlns:m="urn:shop"/></s:Body></s:Envelope>`;
 
+// Namespaces declared on the Envelope and used in the Body (as WSDL-mode writers do), one unused; a default namespace,
+// attributes out of order, xml:lang, a comment, CDATA, character references and whitespace: exclusive C14N must
+// render all of these the same way in our signer and in both verifiers.
+const trickyEnvelope =
+  `<?xml version="1.0" encoding="UTF-8"?>\n<soapenv:Envelope xmlns:soapenv="${soap11}" xmlns:m="urn:shop" xmlns:unused="urn:unused">\n` +
+  '  <soapenv:Header/>\n  <soapenv:Body>\n' +
+  '    <m:Order b="2" a="1" xml:lang="de"><!-- note --><item xmlns="urn:item" m:code="x&amp;y">' +
+  '<![CDATA[<tea> & cake]]> &#x20AC;&#9; </item>\n      <empty></empty>\n    </m:Order>\n  </soapenv:Body>\n</soapenv:Envelope>\n';
+
 let keys: TestKeys;
 let javaVerify: ReturnType<typeof compileJavaVerifier>;
 before(() => {
@@ -120,6 +129,13 @@ describe('signatures xmlsec1 and the JDK accept', () => {
         signature: signature(keys.ec, { signature_algorithm: 'ecdsa-sha256', key_reference: 'subject_key_identifier' }),
       }),
       pem: () => keys.ec,
+      signed: 2,
+    },
+    {
+      name: 'a payload that tests canonicalisation: inherited prefixes, default namespace, comments, CDATA, entities',
+      envelope: trickyEnvelope,
+      options: () => ({ timestamp: {}, signature: signature(keys.rsa) }),
+      pem: () => keys.rsa,
       signed: 2,
     },
     {

@@ -1,6 +1,6 @@
 import type { ValidationIssue } from '../errors.ts';
 import type { WsSecurityOptions } from './ws-security.ts';
-import { KeyMaterialError, loadSigningMaterial } from './ws-security-keys.ts';
+import { KeyMaterialError, loadSigningMaterial, type SigningMaterial } from './ws-security-keys.ts';
 import { signatureAlgorithms } from './ws-security-signature.ts';
 
 const base = 'config.ws_security';
@@ -20,6 +20,17 @@ export function signedParts(options: WsSecurityOptions): ('body' | 'timestamp' |
  *   // [{ path: 'config.ws_security.signature.certificate', message: 'The certificate is not a PEM X.509 certificate …' }]
  */
 export function wsSecurityProblems(options: WsSecurityOptions, env: { now?: () => Date } = {}): ValidationIssue[] {
+  return inspectWsSecurity(options, env).problems;
+}
+
+/**
+ * `wsSecurityProblems` and, when the signature's PEM texts could be read, the signing material, so that signing
+ * reads (and decrypts) the key once per message.
+ */
+export function inspectWsSecurity(
+  options: WsSecurityOptions,
+  env: { now?: () => Date } = {},
+): { problems: ValidationIssue[]; material?: SigningMaterial } {
   const problems: ValidationIssue[] = [];
   if (!options.username_token && !options.timestamp && !options.signature) {
     problems.push({ path: base, message: 'ws_security sets none of username_token, timestamp and signature.' });
@@ -29,7 +40,7 @@ export function wsSecurityProblems(options: WsSecurityOptions, env: { now?: () =
     problems.push({ path: `${base}.timestamp.ttl_seconds`, message: 'ttl_seconds is a whole number of seconds above 0.' });
   }
   const { signature } = options;
-  if (!signature) return problems;
+  if (!signature) return { problems };
 
   const parts = signedParts(options);
   if (parts.length === 0) problems.push({ path: `${base}.signature.sign`, message: 'sign names no part to sign.' });
@@ -40,8 +51,9 @@ export function wsSecurityProblems(options: WsSecurityOptions, env: { now?: () =
       problems.push({ path: `${base}.signature.sign`, message: `sign names ${part}, but ws_security has no ${part}.` });
     }
   }
+  let material: SigningMaterial | undefined;
   try {
-    const material = loadSigningMaterial(signature.certificate, signature.private_key, signature.private_key_password);
+    material = loadSigningMaterial(signature.certificate, signature.private_key, signature.private_key_password);
     const notAfter = material.certificate.validToDate;
     if (notAfter.getTime() <= (env.now ?? (() => new Date()))().getTime()) {
       problems.push({
@@ -63,5 +75,5 @@ export function wsSecurityProblems(options: WsSecurityOptions, env: { now?: () =
     if (!(error instanceof KeyMaterialError)) throw error;
     problems.push({ path: `${base}.signature.${error.field}`, message: error.message });
   }
-  return problems;
+  return { problems, material };
 }

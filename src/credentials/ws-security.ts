@@ -1,8 +1,8 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { DOMParser, type Element, XMLSerializer } from '@xmldom/xmldom';
 import { ApiError } from '../errors.ts';
-import { loadSigningMaterial } from './ws-security-keys.ts';
-import { signedParts, wsSecurityProblems } from './ws-security-problems.ts';
+import type { SigningMaterial } from './ws-security-keys.ts';
+import { inspectWsSecurity, signedParts, wsSecurityProblems } from './ws-security-problems.ts';
 import {
   base64Binary,
   type DigestAlgorithmName,
@@ -81,10 +81,7 @@ const passwordTypes = {
  * @example applyWsSecurity(envelope, { username_token: { username: 'u', password: 'p' }, timestamp: {} })
  */
 export function applyWsSecurity(envelope: string, options: WsSecurityOptions, env: WsSecurityEnv = {}): string {
-  const problems = wsSecurityProblems(options, { now: env.now });
-  if (problems.length > 0) {
-    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
-  }
+  const material = usableMaterial(options, env.now);
   const now = (env.now ?? (() => new Date()))();
   const random = env.randomBytes ?? cryptoRandomBytes;
   // A random suffix after a per-element prefix: unique in the message even if the randomness were not.
@@ -137,9 +134,9 @@ export function applyWsSecurity(envelope: string, options: WsSecurityOptions, en
   }
 
   let signed = (xml: string) => xml;
-  if (options.signature) {
+  // usableMaterial has read the material whenever there is a signature.
+  if (options.signature && material) {
     const settings = options.signature;
-    const material = loadSigningMaterial(settings.certificate, settings.private_key, settings.private_key_password);
     const keyReference = settings.key_reference ?? 'binary_security_token';
     let tokenId: string | undefined;
     if (keyReference === 'binary_security_token') {
@@ -190,17 +187,21 @@ export function describeWsSecurity(options: WsSecurityOptions): {
   timestamp: boolean;
   signature: { subject: string; not_after: string } | null;
 } {
-  const problems = wsSecurityProblems(options);
-  if (problems.length > 0) {
-    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
-  }
-  const { signature } = options;
-  const material = signature && loadSigningMaterial(signature.certificate, signature.private_key, signature.private_key_password);
+  const material = usableMaterial(options);
   return {
     username_token: options.username_token !== undefined,
     timestamp: options.timestamp !== undefined,
     signature: material ? { subject: material.subject, not_after: material.certificate.validToDate.toISOString() } : null,
   };
+}
+
+// The signing material, when there is a signature, or `integration_misconfigured` with wsSecurityProblems' issues.
+function usableMaterial(options: WsSecurityOptions, now?: () => Date): SigningMaterial | undefined {
+  const { problems, material } = inspectWsSecurity(options, { now });
+  if (problems.length > 0) {
+    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
+  }
+  return material;
 }
 
 function parseEnvelope(text: string): { document: ReturnType<DOMParser['parseFromString']>; root: Element; soap: string } {
