@@ -199,6 +199,15 @@ describe('signatures xmlsec1 and the JDK accept', () => {
     }
   });
 
+  test('a payload that binds wsu to another namespace keeps its meaning', () => {
+    const envelope = `<s:Envelope xmlns:s="${soap11}" xmlns:wsu="urn:not-wsu"><s:Body><m:X xmlns:m="urn:m" wsu:flag="kept"/></s:Body></s:Envelope>`;
+    const message = applyWsSecurity(envelope, { timestamp: {}, signature: signature(keys.rsa) });
+    assert.equal(one(message, 'urn:m', 'X').getAttributeNS('urn:not-wsu', 'flag'), 'kept');
+    assert.ok(one(message, soap11, 'Body').getAttributeNS(wsu, 'Id'));
+    assert.ok(xmlsecVerify(message, keys.rsa.certificatePath).ok);
+    assert.ok(javaVerify(message, keys.rsa.certificatePath).ok);
+  });
+
   test('xmlsec1 refuses a timestamp moved forward and a signature checked with another key', () => {
     const message = applyWsSecurity(envelope11, { timestamp: {}, signature: signature(keys.rsa) });
     const expires = texts(message, wsu, 'Expires')[0];

@@ -1,6 +1,7 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { DOMParser, type Element, XMLSerializer } from '@xmldom/xmldom';
+import { type Element, XMLSerializer } from '@xmldom/xmldom';
 import { ApiError } from '../errors.ts';
+import { bodyId, childElement, headerOf, parseEnvelope } from './ws-security-envelope.ts';
 import type { SigningMaterial } from './ws-security-keys.ts';
 import { inspectWsSecurity, signedParts, wsSecurityProblems } from './ws-security-problems.ts';
 import {
@@ -63,7 +64,6 @@ export interface WsSecurityEnv {
   randomBytes?: (size: number) => Buffer;
 }
 
-const soapNamespaces = new Set(['http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope']);
 const passwordTypes = {
   text: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText',
   digest: 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest',
@@ -202,61 +202,6 @@ function usableMaterial(options: WsSecurityOptions, now?: () => Date): SigningMa
     throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
   }
   return material;
-}
-
-function parseEnvelope(text: string): { document: ReturnType<DOMParser['parseFromString']>; root: Element; soap: string } {
-  // SOAP 1.1 §3 and 1.2 §5 forbid a DTD, and refusing one means no entity is ever expanded.
-  if (/<!DOCTYPE/i.test(text)) throw notAnEnvelope('it has a DTD, which SOAP forbids');
-  let document: ReturnType<DOMParser['parseFromString']>;
-  try {
-    document = new DOMParser({
-      onError: (level, message) => {
-        if (level !== 'warning') throw new Error(message);
-      },
-    }).parseFromString(text, 'text/xml');
-  } catch {
-    throw notAnEnvelope('it is not well-formed XML');
-  }
-  const root = document.documentElement;
-  if (root?.localName !== 'Envelope' || !soapNamespaces.has(root.namespaceURI ?? '')) {
-    throw notAnEnvelope('its root is not a SOAP 1.1 or 1.2 Envelope');
-  }
-  const soap = root.namespaceURI!;
-  if (!childElement(root, soap, 'Body')) throw notAnEnvelope('it has no Body');
-  const header = childElement(root, soap, 'Header');
-  if (header && childElement(header, wsseNamespace, 'Security')) throw notAnEnvelope('it already has a wsse:Security header');
-  return { document, root, soap };
-}
-
-function notAnEnvelope(why: string): ApiError {
-  return new ApiError('invalid_soap_params', `WS-Security cannot be added to the SOAP envelope: ${why}.`);
-}
-
-function childElement(parent: Element, namespace: string, localName: string): Element | undefined {
-  for (let node = parent.firstChild; node; node = node.nextSibling) {
-    if (node.nodeType === 1 && (node as Element).namespaceURI === namespace && (node as Element).localName === localName) {
-      return node as Element;
-    }
-  }
-  return undefined;
-}
-
-function headerOf(root: Element, soap: string): Element {
-  const existing = childElement(root, soap, 'Header');
-  if (existing) return existing;
-  const header = root.ownerDocument!.createElementNS(soap, root.prefix ? `${root.prefix}:Header` : 'Header');
-  root.insertBefore(header, childElement(root, soap, 'Body')!);
-  return header;
-}
-
-// A Body the writer already gave a wsu:Id keeps it; otherwise it gets one of ours.
-function bodyId(body: Element, newId: () => string): string {
-  const existing = body.getAttributeNS(wsuNamespace, 'Id');
-  if (existing) return existing;
-  const id = newId();
-  body.setAttributeNS(xmlnsNamespace, 'xmlns:wsu', wsuNamespace);
-  body.setAttributeNS(wsuNamespace, 'wsu:Id', id);
-  return id;
 }
 
 // xs:dateTime in UTC with milliseconds, as WSS4J and .NET write and accept.
