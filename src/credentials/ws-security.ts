@@ -75,8 +75,12 @@ const passwordTypes = {
  * (after the tokens it refers to, as WS-Security §5 asks). A Header is made when the envelope has none; other header
  * blocks stay as they are. Every signed element gets its own wsu:Id with a random suffix.
  *
+ * The options are checked on every call as on a PUT, at `env.now`: a certificate that has expired since it was
+ * configured stops the request here, with a sentence the owner can act on, rather than as the upstream's fault.
+ * The key is read and decrypted once per call.
+ *
  * Throws `ApiError`: `invalid_soap_params` when the text is not a SOAP envelope (or already has a Security header
- * block), `integration_misconfigured` when the options cannot be used (`wsSecurityProblems` says why).
+ * block), `integration_misconfigured` when the options cannot be used (`details.issues` are `wsSecurityProblems`').
  *
  * @example applyWsSecurity(envelope, { username_token: { username: 'u', password: 'p' }, timestamp: {} })
  */
