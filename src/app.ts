@@ -17,6 +17,7 @@ import { registerConsole } from './console/plugin.ts';
 import type { AppContext } from './context.ts';
 import { OAuth2Sources } from './credentials/oauth2-sources.ts';
 import { createEgressDispatcher } from './egress/dispatcher.ts';
+import { IntegrationDispatchers } from './egress/integration-dispatchers.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
 import { FairTurns } from './execution/fair-turns.ts';
@@ -230,9 +231,14 @@ async function assemble(
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  const dispatcher = createEgressDispatcher(
-    createEgressPolicy({ allowPrivate: config.egressAllowPrivate, allow: config.egressAllow, deny: config.egressDeny }),
-  );
+  const policy = createEgressPolicy({
+    allowPrivate: config.egressAllowPrivate,
+    allow: config.egressAllow,
+    deny: config.egressDeny,
+  });
+  const dispatcher = createEgressDispatcher(policy, { proxies: config.proxies });
+  // An integration with config.tls gets a dispatcher of its own (its roots, client certificate, SNI), built once.
+  const dispatchers = new IntegrationDispatchers({ policy, shared: dispatcher, egress: { proxies: config.proxies } });
   // Without REDIS_URL each instance keeps its own counters (README: Scale out).
   // ioredis is loaded only when there is a Redis to talk to (an instance without one stays smaller).
   const redis = config.redisUrl
@@ -261,6 +267,7 @@ async function assemble(
       log: app.log,
       workers: new AnswerWorkers(),
       oauth2: new OAuth2Sources(),
+      dispatchers,
     },
     registry,
     integrations: new IntegrationCache(),
@@ -304,6 +311,7 @@ async function assemble(
   app.addHook('onClose', async () => {
     await ctx.executions.close();
     await ctx.usage.close();
+    await dispatchers.close();
     await dispatcher.close();
     await ctx.connectors.workers.close();
     keyChanges?.close();

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isCidr } from './egress/policy.ts';
+import { type ProxySettings, proxySettingsFromEnv } from './egress/proxy-env.ts';
 
 /** Everything the service reads from its environment, parsed once and frozen. */
 export interface Config {
@@ -44,6 +45,11 @@ export interface Config {
   readonly egressAllow: readonly string[];
   /** IX_EGRESS_DENY: CIDRs always refused. */
   readonly egressDeny: readonly string[];
+  /**
+   * HTTPS_PROXY: the proxy of upstream requests to https URLs; HTTP_PROXY that of http URLs; NO_PROXY the hosts that go
+   * direct (each also in lower case, which wins, as curl reads them).
+   */
+  readonly proxies: ProxySettings;
   /** IX_UPSTREAM_MAX_BYTES: largest upstream response body after decompression. */
   readonly upstreamMaxBytes: number;
   /** REDIS_URL: share rate limits across instances through Redis; unset, each instance limits on its own. */
@@ -202,6 +208,15 @@ function masterKey(env: Env): string | undefined {
 }
 
 /** Reads the environment once; defaults are the embedded single-node setup. */
+/** The outbound proxies from the environment; a proxy URL that is not http(s) is a configuration error. */
+function proxies(env: Env): ProxySettings {
+  try {
+    return proxySettingsFromEnv(env);
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}; give e.g. http://proxy.internal:3128`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
   return Object.freeze({
@@ -228,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllowPrivate: boolean(env, 'IX_EGRESS_ALLOW_PRIVATE', true),
     egressAllow: cidrList(env, 'IX_EGRESS_ALLOW'),
     egressDeny: cidrList(env, 'IX_EGRESS_DENY'),
+    proxies: proxies(env),
     upstreamMaxBytes: integer(env, 'IX_UPSTREAM_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     redisUrl: redisUrl(env),
     redisPrefix: env.IX_REDIS_PREFIX || 'ix',

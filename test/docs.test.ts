@@ -121,7 +121,9 @@ describe('docs/configuration.md', () => {
       },
     }),
   );
-  const rows = tableRows(section('configuration.md', 'Settings').text).filter((cells) => /^`[A-Z][A-Z0-9_]*`$/.test(cells[0]));
+  const rows = tableRows(section('configuration.md', 'Settings').text).filter((cells) =>
+    /^`[A-Za-z][A-Za-z0-9_]*`$/.test(cells[0]),
+  );
   const documented = new Map(rows.map((cells) => [cells[0].replaceAll('`', ''), cells]));
 
   test('lists every variable src/config.ts reads, and no other, in the Settings table', () => {

@@ -123,7 +123,7 @@ describe('integration secrets follow the origin they were sent with', () => {
     assert.ok(!refused.body.includes('tok-A'));
     // Nothing was written: the old config, and the next execute goes to A with A's token.
     assert.deepEqual(await configOf('gql'), before);
-    assert.deepEqual(before, { base_url: `${a.url}/api`, timeout_seconds: 30, token_set: true, auth: null });
+    assert.deepEqual(before, { base_url: `${a.url}/api`, timeout_seconds: 30, token_set: true, auth: null, tls: null });
     const atA = a.seen.length;
     await execute('gql', { operation: 'test' });
     assert.deepEqual(authorizations(a, atA), ['Bearer tok-A']);
@@ -231,6 +231,7 @@ describe('integration secrets follow the origin they were sent with', () => {
         timeout_seconds: 30,
         token_set: true,
         auth: null,
+        tls: null,
       });
     }
     for (const url of ['http://crm.example.com', 'https://crm.example.com:8443', 'https://api.crm.example.com']) {
@@ -281,6 +282,7 @@ describe('integration secrets follow the origin they were sent with', () => {
       timeout_seconds: 30,
       token_set: false,
       auth: null,
+      tls: null,
     });
     // A SOAP integration with a header name but no value has nothing to protect.
     await created(put('free-soap', 'soap-1.0.0', { endpoint_url: a.url, auth_header: 'Authorization' }));

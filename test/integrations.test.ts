@@ -29,7 +29,13 @@ describe('integrations', () => {
     });
     assert.equal(created.statusCode, 201);
     const data = body(created).data;
-    assert.deepEqual(data.config, { base_url: 'https://crm.example.com/api', timeout_seconds: 30, token_set: true, auth: null });
+    assert.deepEqual(data.config, {
+      base_url: 'https://crm.example.com/api',
+      timeout_seconds: 30,
+      token_set: true,
+      auth: null,
+      tls: null,
+    });
     assert.equal(data.id, 'crm');
     assert.equal(data.name, 'CRM');
     assert.equal(data.connector, 'graphql-1.0.0');
@@ -46,6 +52,7 @@ describe('integrations', () => {
       timeout_seconds: 5,
       token_set: false,
       auth: null,
+      tls: null,
     });
     assert.equal(body(replaced).data.name, 'crm');
   });
@@ -62,6 +69,7 @@ describe('integrations', () => {
       timeout_seconds: 12,
       token_set: true,
       auth: null,
+      tls: null,
     });
     const cleared = await h.call(acme, {
       method: 'PATCH',
@@ -75,7 +83,7 @@ describe('integrations', () => {
       url: '/api/v1/integrations/patchy',
       payload: { config: { token: null, base_url: null } },
     });
-    assert.deepEqual(body(nulled).data.config, { base_url: null, timeout_seconds: 12, token_set: false, auth: null });
+    assert.deepEqual(body(nulled).data.config, { base_url: null, timeout_seconds: 12, token_set: false, auth: null, tls: null });
     const missing = await h.call(acme, { method: 'PATCH', url: '/api/v1/integrations/nope', payload: { name: 'x' } });
     assert.equal(missing.statusCode, 404);
   });

@@ -50,6 +50,8 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_EGRESS_DENY', value: '300.1.2.3', says: 'not an address or CIDR' },
   // An address with a zone: Node's isIP takes it, the egress policy cannot (it stopped the start with a TypeError).
   { name: 'IX_EGRESS_DENY', value: 'fe80::1%eth0', says: 'not an address or CIDR' },
+  { name: 'HTTPS_PROXY', value: 'socks5://127.0.0.1:1080', says: 'http://proxy.internal:3128' },
+  { name: 'HTTP_PROXY', value: 'ftp://proxy', says: 'http://proxy.internal:3128' },
   { name: 'IX_UPSTREAM_MAX_BYTES', value: '10', says: 'from 1024 to' },
   { name: 'REDIS_URL', value: 'http://:s3cretpw@cache:6379', says: 'redis:// or rediss://' },
   { name: 'REDIS_URL', value: 'redis://:s3cretpw@cache:port', says: 'percent-encode' },

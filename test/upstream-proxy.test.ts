@@ -89,7 +89,7 @@ async function failure(through: Dispatcher, url: string, code: string): Promise<
   return err;
 }
 
-describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (API.md §12), through a real tinyproxy', () => {
+describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.md#outbound-proxies), through a real tinyproxy', () => {
   test("an https upstream is reached through the proxy's CONNECT tunnel, verified with the integration's private CA", async () => {
     const before = proxy.connects().length;
     const seen = await get(dispatcher({ HTTPS_PROXY: proxy.url }, { tls }), `https://localhost:${httpsPort}/`);

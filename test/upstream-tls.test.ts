@@ -124,7 +124,7 @@ after(async () => {
   pki.remove();
 });
 
-describe('config.tls: trust (API.md §12)', () => {
+describe('config.tls: trust (docs/security.md#tls)', () => {
   test('a private CA in config.tls.ca is trusted, for the IP and the DNS name of the certificate', async () => {
     const dispatcher = dispatcherFor({ ca: ca.cert });
     assert.deepEqual(await get(dispatcher, plainUrl), { client: null, servername: null });

@@ -230,7 +230,7 @@ describe('sendUpstream: the transport every connector uses', () => {
       socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
     });
     const err = await apiError(send(url.replace('http://', 'https://')), 'upstream_unreachable');
-    // API.md §12: the OpenSSL code, and a message that names the fix.
+    // docs/security.md#tls: the OpenSSL code, and a message that names the fix.
     assert.deepEqual(err.details, { cause: 'tls', tls_error: 'ERR_SSL_WRONG_VERSION_NUMBER' });
     assert.match(err.message, /scheme \(http or https\) and port/);
   });

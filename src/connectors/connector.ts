@@ -3,6 +3,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
 import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import type { UpstreamCredentials } from '../credentials/upstream-credentials.ts';
+import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import type { ValidationIssue } from '../errors.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
@@ -30,6 +31,8 @@ export interface SharedConnectorContext {
   workers: AnswerWorkers;
   /** This instance's OAuth2 access tokens, one source per integration. */
   oauth2: OAuth2Sources;
+  /** The dispatchers of integrations with `config.tls`; `dispatcher` is the one for the execute's integration. */
+  dispatchers: IntegrationDispatchers;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 
-/** `config.tls` of API.md §12, as stored (the key and its password are secrets). */
+/** `config.tls` (docs/security.md#tls), as stored (the key and its password are secrets). */
 export interface TlsConfig {
   /** PEM bundle; when set, only these roots are trusted for the integration. */
   readonly ca?: string;
@@ -49,7 +49,7 @@ export interface TlsConnectOptions {
   readonly passphrase?: string;
   readonly servername?: string;
   readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
-  /** Always true: certificate verification can not be turned off (API.md §12). */
+  /** Always true: certificate verification can not be turned off (docs/security.md#tls). */
   readonly rejectUnauthorized: true;
 }
 
@@ -199,7 +199,7 @@ export function describeTls(tls: TlsConfig): TlsView {
 }
 
 export interface WarningOptions extends Clock {
-  /** How close an expiry must be to be named; API.md §12 says 30 days. */
+  /** How close an expiry must be to be named; docs/security.md#tls says 30 days. */
   readonly withinDays: number;
 }
 

@@ -18,7 +18,7 @@ import {
 export { wsSecurityProblems };
 
 /**
- * `config.ws_security` of API.md §12, in its own snake_case so that the stored config is passed as it is. Each part
+ * `config.ws_security` (issue 19), in its own snake_case so that the stored config is passed as it is. Each part
  * is optional; together they make one `wsse:Security` header block (OASIS WS-Security 1.0/1.1).
  */
 export interface WsSecurityOptions {

@@ -53,7 +53,7 @@ function parseNoProxyEntry(text: string): NoProxyEntry {
  * The proxies of `env`: `https_proxy`/`HTTPS_PROXY` for https upstreams, `http_proxy`/`HTTP_PROXY` for http ones
  * (an https upstream never falls back to HTTP_PROXY, as in curl and Go), `no_proxy`/`NO_PROXY` a list of hosts,
  * domain suffixes and `host:port` entries that go direct, or `*` for all. Loopback is not special: it is proxied
- * unless NO_PROXY names it (API.md §12). Throws TypeError on a proxy URL that is not http(s).
+ * unless NO_PROXY names it (docs/security.md#outbound-proxies). Throws TypeError on a proxy URL that is not http(s).
  *
  * @example
  * proxySettingsFromEnv({ HTTPS_PROXY: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,.internal' });

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorDefinition, ConnectorResult, Operation, ResolvedIntegration } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import { authHeaders } from '../credentials/schemes.ts';
+import { type TlsConfig, tlsWarnings } from '../credentials/tls.ts';
 import { type UpstreamCredentials, upstreamCredentials } from '../credentials/upstream-credentials.ts';
 import { ApiError, errorBody } from '../errors.ts';
 import { toApiError } from '../http/error-handler.ts';
@@ -79,6 +80,18 @@ function secretValues(definition: ConnectorDefinition, integration: ResolvedInte
   });
   const derived = Object.values(authHeaders(integration.config.auth)).filter((value) => !values.includes(value));
   return [...values, ...derived];
+}
+
+/**
+ * A `test` result with `details.warnings` naming each certificate of `config.tls` that has expired or expires within
+ * 30 days (docs/security.md#tls), beside whatever the connector reported.
+ */
+function withCertificateWarnings(result: ConnectorResult, tls: TlsConfig | undefined): ConnectorResult {
+  const warnings = tls ? tlsWarnings(tls, { now: new Date(), withinDays: 30 }) : [];
+  const details = (result.data as { details?: Record<string, unknown> }).details;
+  if (warnings.length === 0 || typeof details !== 'object' || details === null) return result;
+  const earlier = Array.isArray(details.warnings) ? details.warnings : [];
+  return { ...result, data: { ...result.data, details: { ...details, warnings: [...earlier, ...warnings] } } };
 }
 
 /** The failure reply; a bug becomes internal_error (logged), never its own message. */
@@ -192,15 +205,22 @@ export class ExecutionService {
         },
       });
       credentials = issuing;
+      const shared = this.#ctx.connectors;
+      const tls = integration.config.tls as TlsConfig | undefined;
       const connection = definition.connect(integration, {
-        ...this.#ctx.connectors,
+        ...shared,
+        dispatcher: shared.dispatchers.forIntegration(
+          { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
+          tls,
+        ),
         budget,
         credentials: issuing,
         get secrets() {
           return redaction();
         },
       });
-      const result = await runExecute(definition, connection, call.operation, call.fields, budget);
+      const ran = await runExecute(definition, connection, call.operation, call.fields, budget);
+      const result = call.operation === 'test' ? withCertificateWarnings(ran, tls) : ran;
       // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
       const { value, text } = redactReply(successBody(result), redaction());
       const body = serializeReply(value, text) ?? text;

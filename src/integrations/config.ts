@@ -1,6 +1,8 @@
 import type { ConnectorDefinition, ResolvedIntegration } from '../connectors/connector.ts';
 import { credentialOrigins, originOf } from '../credentials/destinations.ts';
 import { authProblems, credentialSchemes } from '../credentials/schemes.ts';
+import { type TlsConfig, tlsProblems } from '../credentials/tls.ts';
+import { tlsView } from '../credentials/tls-config.ts';
 import { type ValidationIssue, validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
@@ -130,7 +132,11 @@ export function applyConfigWrite(
   const seal = (path: string, value: string) =>
     encryptSecret(target.masterKey, value, secretContext(target.tenantId, target.id, path));
   const config = mergeConfig(definition, input, previous?.config, secrets, seal, '');
-  const issues = credentialProblems(definition, config, secrets);
+  const open = (path: string) =>
+    secrets[path] === undefined
+      ? undefined
+      : decryptSecret(target.masterKey, secrets[path], secretContext(target.tenantId, target.id, path));
+  const issues = [...credentialProblems(definition, config, secrets), ...tlsConfigProblems(config, open)];
   if (issues.length > 0) throw validationFailed(issues);
   return { config, secrets };
 }
@@ -162,6 +168,16 @@ function mergeConfig(
     }
   }
   return config;
+}
+
+/**
+ * What `config.tls` says of its certificates and key (tls.ts): read with the key and password as they will be used,
+ * the stored ones included, so a PATCH of the certificate alone is checked against the key kept.
+ */
+function tlsConfigProblems(config: Readonly<Config>, open: (path: string) => string | undefined): ValidationIssue[] {
+  if (!isObject(config.tls)) return [];
+  const tls = { ...config.tls, client_key: open('tls.client_key'), client_key_password: open('tls.client_key_password') };
+  return tlsProblems(tls as TlsConfig, { now: new Date() }).map(({ path, message }) => ({ path, message }));
 }
 
 function clearSecretsUnder(secrets: Record<string, string>, path: string): void {
@@ -210,7 +226,10 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   const config: Config = {};
   for (const field of Object.keys(definition?.configProperties ?? stored.config)) {
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
-    else if (isObject(stored.config[field])) config[field] = objectView(definition, field, stored.config[field], stored.secrets);
+    else if (field === 'tls' && isObject(stored.config.tls)) {
+      config.tls = tlsView(stored.config.tls, (path) => path in stored.secrets);
+    } else if (isObject(stored.config[field]))
+      config[field] = objectView(definition, field, stored.config[field], stored.secrets);
     else if (
       definition &&
       Object.hasOwn(definition.configProperties, field) &&

@@ -275,6 +275,31 @@ function authView(): Schema {
   };
 }
 
+/** What a reply shows of a certificate instead of its PEM. */
+const certificateFacts: Schema = {
+  type: 'object',
+  properties: {
+    subject: { type: 'string' },
+    issuer: { type: 'string' },
+    not_after: { type: 'string', format: 'date-time' },
+    fingerprint_sha256: { type: 'string' },
+  },
+};
+
+/** `config.tls` as a reply shows it: each certificate's facts instead of its PEM, the key only as `_set`. */
+const tlsView: Schema = {
+  type: ['object', 'null'],
+  description: 'The integration’s TLS settings: certificate facts instead of PEM; the key and its password only as `_set`.',
+  properties: {
+    ca: { type: ['array', 'null'], items: certificateFacts },
+    client_certificate: { ...certificateFacts, type: ['object', 'null'] },
+    server_name: { type: ['string', 'null'] },
+    min_version: { type: 'string' },
+    client_key_set: { type: 'boolean' },
+    client_key_password_set: { type: 'boolean' },
+  },
+};
+
 /** An object of the config (`tls`, `ws_security`) as a reply shows it: its fields, secrets only as `<field>_set`. */
 function objectView(definition: ConnectorDefinition, path: string, schema: Schema): Schema {
   const properties: Schema = {};
@@ -303,6 +328,8 @@ function configView(definition: ConnectorDefinition): Schema {
       properties[`${field}_set`] = { type: 'boolean', description: `Whether ${field} is set (its value is never shown).` };
     } else if (field === 'auth') {
       properties.auth = authView();
+    } else if (field === 'tls') {
+      properties.tls = tlsView;
     } else if (schema.properties !== undefined) {
       properties[field] = objectView(definition, field, schema);
     } else if (schema.type === undefined) {

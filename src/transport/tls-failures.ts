@@ -1,5 +1,5 @@
 /**
- * What fixes each TLS failure, by the Node/OpenSSL code (API.md §12: the message names the config field that
+ * What fixes each TLS failure, by the Node/OpenSSL code (docs/security.md#tls: the message names the config field that
  * addresses it). Verification can not be turned off, so no fix ever says so.
  */
 const UNTRUSTED = new Set([

@@ -1,4 +1,5 @@
 import { authSecretPaths } from '../../credentials/schemes.ts';
+import { tlsSecretPaths } from '../../credentials/tls-config.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
@@ -211,7 +212,7 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
 export const graphqlConnector: ConnectorDefinition = defineConnector<typeof sendSchema, typeof receiveSchema>({
   id: 'graphql-1.0.0',
   configProperties,
-  secretFields: ['token', ...authSecretPaths],
+  secretFields: ['token', ...authSecretPaths, ...tlsSecretPaths],
   authShorthands: ['token'],
   shorthandAuth: (config) =>
     typeof config.token === 'string' && config.token !== '' ? { type: 'bearer', token: config.token } : undefined,

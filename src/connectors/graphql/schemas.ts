@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
+import { tlsSchema } from '../../credentials/tls-config.ts';
 
 /** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */
 
@@ -44,6 +45,7 @@ export const configProperties = {
   token: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[\\x21-\\x7e]*$' },
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
   auth: authSchema,
+  tls: tlsSchema,
 } as const;
 
 /** The fields of a send and a receive, as their schemas validated them. */

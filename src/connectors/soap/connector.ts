@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
+import { tlsSecretPaths } from '../../credentials/tls-config.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
@@ -356,7 +357,7 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
   return defineConnector<typeof callSchema, typeof callSchema>({
     id: 'soap-1.0.0',
     configProperties,
-    secretFields: ['auth_value', ...authSecretPaths],
+    secretFields: ['auth_value', ...authSecretPaths, ...tlsSecretPaths],
     authShorthands: ['auth_header', 'auth_value'],
     shorthandAuth: (config) =>
       typeof config.auth_header === 'string' && typeof config.auth_value === 'string'

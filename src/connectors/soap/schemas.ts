@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
+import { tlsSchema } from '../../credentials/tls-config.ts';
 
 /** The SOAP connector's config and request fields (docs/api.md#soap-configuration, docs/execute.md#soap-send-and-receive). */
 
@@ -16,6 +17,7 @@ export const configProperties = {
   namespace: { type: ['string', 'null'], maxLength: 2048 },
   soap_version: { type: ['string', 'null'], enum: ['1.1', '1.2', null] },
   auth: authSchema,
+  tls: tlsSchema,
 } as const;
 
 export const callSchema = {
