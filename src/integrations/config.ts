@@ -3,6 +3,8 @@ import { credentialOrigins, originOf } from '../credentials/destinations.ts';
 import { authProblems, credentialSchemes } from '../credentials/schemes.ts';
 import { type TlsConfig, tlsProblems } from '../credentials/tls.ts';
 import { tlsView } from '../credentials/tls-config.ts';
+import { type WsSecurityOptions, wsSecurityProblems } from '../credentials/ws-security.ts';
+import { signatureCertificateView, wsSecuritySecretPaths } from '../credentials/ws-security-config.ts';
 import { type ValidationIssue, validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
@@ -136,7 +138,11 @@ export function applyConfigWrite(
     secrets[path] === undefined
       ? undefined
       : decryptSecret(target.masterKey, secrets[path], secretContext(target.tenantId, target.id, path));
-  const issues = [...credentialProblems(definition, config, secrets), ...tlsConfigProblems(config, open)];
+  const issues = [
+    ...credentialProblems(definition, config, secrets),
+    ...tlsConfigProblems(config, open),
+    ...wsSecurityConfigProblems(config, open),
+  ];
   if (issues.length > 0) throw validationFailed(issues);
   return { config, secrets };
 }
@@ -178,6 +184,18 @@ function tlsConfigProblems(config: Readonly<Config>, open: (path: string) => str
   if (!isObject(config.tls)) return [];
   const tls = { ...config.tls, client_key: open('tls.client_key'), client_key_password: open('tls.client_key_password') };
   return tlsProblems(tls as TlsConfig, { now: new Date() }).map(({ path, message }) => ({ path, message }));
+}
+
+/** What `config.ws_security` says of its parts, read with its secrets as they will be used, stored ones included. */
+function wsSecurityConfigProblems(config: Readonly<Config>, open: (path: string) => string | undefined): ValidationIssue[] {
+  if (!isObject(config.ws_security)) return [];
+  const options = structuredClone(config.ws_security);
+  for (const path of wsSecuritySecretPaths) {
+    const value = open(path);
+    const [, part, field] = path.split('.');
+    if (value !== undefined && isObject(options[part])) (options[part] as Config)[field] = value;
+  }
+  return wsSecurityProblems(options as WsSecurityOptions);
 }
 
 function clearSecretsUnder(secrets: Record<string, string>, path: string): void {
@@ -270,6 +288,8 @@ function objectView(
   for (const [field, item] of Object.entries(value)) {
     shown[field] = isObject(item) ? objectView(definition, `${path}.${field}`, item, secrets) : item;
   }
+  // A signing certificate is shown by its facts, as config.tls's are, never as PEM.
+  if (path === 'ws_security.signature') shown.certificate = signatureCertificateView(value.certificate);
   const scheme = path === 'auth' ? credentialSchemes.get(String(value.type)) : undefined;
   for (const secretPath of definition?.secretFields ?? []) {
     const field = secretPath.slice(path.length + 1);

@@ -306,10 +306,15 @@ function objectView(definition: ConnectorDefinition, path: string, schema: Schem
   for (const [field, inner] of Object.entries(schema.properties as Schema) as [string, Schema][]) {
     if (definition.secretFields.includes(`${path}.${field}`)) {
       properties[`${field}_set`] = { type: 'boolean', description: `Whether ${path}.${field} is set (never shown).` };
+    } else if (path === 'ws_security.signature' && field === 'certificate') {
+      properties.certificate = { ...certificateFacts, type: ['object', 'null'] };
     } else if (inner.properties !== undefined) {
       properties[field] = objectView(definition, `${path}.${field}`, inner);
     } else {
-      properties[field] = inner.type === undefined ? {} : { type: nullable(inner.type as string | string[]) };
+      properties[field] =
+        inner.type === undefined
+          ? {}
+          : { type: nullable(inner.type as string | string[]), ...(inner.items !== undefined && { items: inner.items }) };
     }
   }
   return { type: ['object', 'null'], properties };

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
 import { tlsSecretPaths } from '../../credentials/tls-config.ts';
+import { applyWsSecurity, describeWsSecurity, type WsSecurityOptions } from '../../credentials/ws-security.ts';
+import { wsSecuritySecretPaths } from '../../credentials/ws-security-config.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
@@ -159,6 +161,7 @@ function connect(
 ): Connection<CallFields, CallFields> {
   const settings = settingsOf(integration, context);
   const wsdlMode = isWsdlUrl(settings.endpointUrl);
+  const wsSecurity = integration.config.ws_security as WsSecurityOptions | undefined;
 
   // One parsed WSDL per integration version and configuration (a change to the integration loads it again).
   const cachedModel = (): Promise<WsdlModel> =>
@@ -268,14 +271,17 @@ function connect(
     return new RawJson([bufferOf(read.text)]);
   }
 
-  /** POSTs an envelope: the answer, to be read by `readResult`. */
+  /**
+   * POSTs an envelope, with the integration's `wsse:Security` header block when it has `ws_security` (a fresh nonce,
+   * timestamp and signature for each message): the answer, to be read by `readResult`.
+   */
   function post(url: string, version: SoapVersion, soapAction: string, envelope: string): Promise<UpstreamResponse> {
     return settings.http.send({
       url,
       method: 'POST',
       // The credentials go first (credentials.send): an auth header named Content-Type or SOAPAction cannot replace these.
       headers: requestHeaders({ version, soapAction }),
-      body: envelope,
+      body: wsSecurity ? applyWsSecurity(envelope, wsSecurity) : envelope,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
       budget: settings.http.budget,
@@ -283,6 +289,8 @@ function connect(
   }
 
   const call = (fields: CallFields) => (wsdlMode ? callWsdl : callRaw)(fields);
+  /** What `test` says of `ws_security`: which parts are set, and the signing certificate's subject and expiry. */
+  const securityReport = () => (wsSecurity ? { ws_security: describeWsSecurity(wsSecurity) } : {});
 
   return {
     send: call,
@@ -306,7 +314,10 @@ function connect(
           })),
         }));
         return {
-          data: { message: 'SOAP connection test succeeded', details: { endpoint_url: endpoint, mode: 'wsdl', services } },
+          data: {
+            message: 'SOAP connection test succeeded',
+            details: { endpoint_url: endpoint, mode: 'wsdl', services, ...securityReport() },
+          },
           messageCount: 0,
         };
       }
@@ -322,7 +333,7 @@ function connect(
       return {
         data: {
           message: 'SOAP connection test succeeded',
-          details: { endpoint_url: endpoint, mode: 'raw', http_status: response.status },
+          details: { endpoint_url: endpoint, mode: 'raw', http_status: response.status, ...securityReport() },
         },
         messageCount: 0,
       };
@@ -357,7 +368,7 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
   return defineConnector<typeof callSchema, typeof callSchema>({
     id: 'soap-1.0.0',
     configProperties,
-    secretFields: ['auth_value', ...authSecretPaths, ...tlsSecretPaths],
+    secretFields: ['auth_value', ...authSecretPaths, ...tlsSecretPaths, ...wsSecuritySecretPaths],
     authShorthands: ['auth_header', 'auth_value'],
     shorthandAuth: (config) =>
       typeof config.auth_header === 'string' && typeof config.auth_value === 'string'

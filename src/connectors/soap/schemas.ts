@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
 import { tlsSchema } from '../../credentials/tls-config.ts';
+import { wsSecuritySchema } from '../../credentials/ws-security-config.ts';
 
 /** The SOAP connector's config and request fields (docs/api.md#soap-configuration, docs/execute.md#soap-send-and-receive). */
 
@@ -18,6 +19,7 @@ export const configProperties = {
   soap_version: { type: ['string', 'null'], enum: ['1.1', '1.2', null] },
   auth: authSchema,
   tls: tlsSchema,
+  ws_security: wsSecuritySchema,
 } as const;
 
 export const callSchema = {
