@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, type TestContext, test } from 'node:test';
 import { cliJson, type Env, freePort, killAll, runCli, startServer, tempDatabase } from './helpers/processes.ts';
+import { TestPki } from './helpers/test-pki.ts';
 
 after(killAll);
 
@@ -40,6 +42,7 @@ describe('interchange doctor', { concurrency: true }, () => {
         ['database', true],
         ['redis', true],
         ['master key', true],
+        ['certificates', true],
       ],
     );
     assert.deepEqual(readdirSync(dir).sort(), before);
@@ -203,5 +206,54 @@ describe('interchange doctor', { concurrency: true }, () => {
     assert.equal(result.code, 1);
     assert.equal(checks.length, 1);
     assert.match(checks[0].message, /IX_DEFAULT_RATE_LIMIT/);
+  });
+
+  test('an integration certificate that expires within 30 days, or has expired: named with its integration, exit 1', async (t) => {
+    const { dir, env } = await setup(t);
+    const pki = new TestPki();
+    t.after(() => pki.remove());
+    pki.ca('ca', 'Doctor CA');
+    const soon = pki.sign('ca', 'soon', { cn: 'client-soon', usage: 'clientAuth', days: 10 });
+    const old = pki.sign('ca', 'old', {
+      cn: 'signer-old',
+      usage: 'clientAuth',
+      window: { start: '20200101000000Z', end: '20210101000000Z' },
+    });
+    const fresh = pki.sign('ca', 'fresh', { cn: 'client-fresh', usage: 'clientAuth', days: 365 });
+    const db = new DatabaseSync(join(dir, 'ix.db'));
+    db.prepare("insert into tenants (id, name, type, created_at) values ('acme', 'Acme', 'production', '')").run();
+    const insert = db.prepare(
+      "insert into integrations (tenant_id, id, name, connector, config, secrets, version, created_at, updated_at) values ('acme', ?, ?, ?, ?, '{}', 1, '', '')",
+    );
+    insert.run(
+      'crm',
+      'CRM',
+      'graphql-1.0.0',
+      JSON.stringify({ base_url: 'https://crm.example', tls: { client_certificate: soon.cert } }),
+    );
+    insert.run(
+      'fine',
+      'Fine',
+      'graphql-1.0.0',
+      JSON.stringify({ base_url: 'https://ok.example', tls: { client_certificate: fresh.cert } }),
+    );
+    insert.run(
+      'erp',
+      'ERP',
+      'soap-1.0.0',
+      JSON.stringify({ endpoint_url: 'https://erp.example', ws_security: { signature: { certificate: old.cert } } }),
+    );
+    db.close();
+    const { result, failed } = await doctor(env);
+    assert.equal(result.code, 1);
+    assert.deepEqual(
+      failed.map((c) => c.name),
+      ['certificates'],
+    );
+    const message = failed[0].message;
+    assert.match(message, /acme\/crm: config\.tls\.client_certificate certificate .*client-soon.* expires on .*, in (9|10) days/);
+    assert.match(message, /acme\/erp: config\.ws_security\.signature\.certificate certificate .*signer-old.* expired on 2021/);
+    assert.ok(!message.includes('fine'), message);
+    assert.match(message, /Renew them/);
   });
 });

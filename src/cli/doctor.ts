@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig, masterKeyBytes, sqlitePath } from '../config.ts';
 import { isMasterKeyText, masterKeyPath } from '../secrets/master-key.ts';
 import { migrate, openStorage } from '../storage/database.ts';
+import { certificateCheck, type StoredConfig } from './doctor-certificates.ts';
 import { type CliIo, jsonOption as json, wantsHelp } from './io.ts';
 
 /** One thing doctor looked at: `message` says what it found and, when not ok, how to fix it. */
@@ -19,9 +20,10 @@ export interface Check {
 export const doctorUsage = `usage: interchange doctor
 
   Checks, without changing anything: the configuration (every variable), the database (reachable, migrations
-  pending), Redis (when REDIS_URL is set: connect and PING) and the master key (IX_MASTER_KEY, or master.key
+  pending), Redis (when REDIS_URL is set: connect and PING), the master key (IX_MASTER_KEY, or master.key
   beside a SQLite database; before the first serve it may be missing, unless something is already stored
-  encrypted with a key). One line per check; exit 0 when all are ok, 1 when something is wrong.
+  encrypted with a key) and the integrations' certificates (config.tls, WS-Security: none expired or expiring
+  within 30 days). One line per check; exit 0 when all are ok, 1 when something is wrong.
   --json: {"checks": [{"name", "ok", "message"}]} on stdout.`;
 
 const timeoutMs = 3000;
@@ -114,7 +116,20 @@ function countSealed(db: DatabaseSync): SealedSecrets {
  * read-only, because a read-only connection leaves WAL index files behind, and the last connection to close removes them.
  * `sealed` is undefined when the database could not be read (the database check says why).
  */
-function checkSqlite(databaseUrl: string, known: readonly string[]): { check: Check; sealed: SealedSecrets | undefined } {
+/** Every integration's stored config (certificates included, secrets not); none before the table exists. */
+function integrationConfigs(db: DatabaseSync): StoredConfig[] {
+  const table = db.prepare("select name from sqlite_master where type = 'table' and name = 'integrations'").get();
+  if (!table) return [];
+  return db
+    .prepare('select tenant_id, id, config from integrations')
+    .all()
+    .map((row) => ({ tenant_id: String(row.tenant_id), id: String(row.id), config: String(row.config) }));
+}
+
+function checkSqlite(
+  databaseUrl: string,
+  known: readonly string[],
+): { check: Check; sealed: SealedSecrets | undefined; configs?: StoredConfig[] } {
   const path = sqlitePath(databaseUrl);
   if (path === ':memory:') {
     const message = 'in-memory SQLite: nothing is kept after the process ends; set DATABASE_URL=sqlite:<file> to keep data';
@@ -134,7 +149,7 @@ function checkSqlite(databaseUrl: string, known: readonly string[]): { check: Ch
       rows.map((row) => String(row.name)),
       known,
     );
-    return { check, sealed: countSealed(db) };
+    return { check, sealed: countSealed(db), configs: integrationConfigs(db) };
   } catch (error) {
     const message = `cannot read ${path} (${errorText(error)}): check DATABASE_URL and the file's permissions`;
     return { check: problem('database', message), sealed: undefined };
@@ -143,7 +158,7 @@ function checkSqlite(databaseUrl: string, known: readonly string[]): { check: Ch
   }
 }
 
-async function checkPostgres(databaseUrl: string, known: readonly string[]): Promise<Check> {
+async function checkPostgres(databaseUrl: string, known: readonly string[]): Promise<{ check: Check; configs?: StoredConfig[] }> {
   // pg is loaded only for PostgreSQL, as storage does.
   const pg: typeof import('pg') = requireModule('pg');
   let client: InstanceType<typeof pg.Client> | undefined;
@@ -153,13 +168,19 @@ async function checkPostgres(databaseUrl: string, known: readonly string[]): Pro
     await client.connect();
     const table = await client.query<{ name: string | null }>("select to_regclass('kysely_migration')::text as name");
     const rows = table.rows[0]?.name ? (await client.query<{ name: string }>('select name from kysely_migration')).rows : [];
-    return migrationState(rows.map((row) => row.name).sort(), known);
+    const integrations = await client.query<{ name: string | null }>("select to_regclass('integrations')::text as name");
+    const configs = integrations.rows[0]?.name
+      ? (await client.query<StoredConfig>('select tenant_id, id, config::text as config from integrations')).rows
+      : [];
+    return { check: migrationState(rows.map((row) => row.name).sort(), known), configs };
   } catch (error) {
     const reason = withoutCredentials(errorText(error), databaseUrl);
-    return problem(
-      'database',
-      `cannot use ${describeDatabase(databaseUrl)} (${reason}): check DATABASE_URL (host, port, user, password, database) and that the server runs`,
-    );
+    return {
+      check: problem(
+        'database',
+        `cannot use ${describeDatabase(databaseUrl)} (${reason}): check DATABASE_URL (host, port, user, password, database) and that the server runs`,
+      ),
+    };
   } finally {
     await client?.end().catch(() => {});
   }
@@ -276,14 +297,20 @@ export async function runChecks(env: CliIo['env']): Promise<Check[]> {
   }
   const known = await knownMigrations();
   // Only SQLite's master key may be missing: with PostgreSQL, IX_MASTER_KEY is required whatever is stored.
-  const { check: database, sealed } = config.databaseUrl.startsWith('sqlite:')
+  const {
+    check: database,
+    sealed,
+    configs,
+  } = config.databaseUrl.startsWith('sqlite:')
     ? checkSqlite(config.databaseUrl, known)
-    : { check: await checkPostgres(config.databaseUrl, known), sealed: undefined };
+    : { ...(await checkPostgres(config.databaseUrl, known)), sealed: undefined };
   return [
     ok('configuration', `valid; database: ${describeDatabase(config.databaseUrl)}`),
     database,
     await checkRedis(config.redisUrl),
     checkMasterKey(config, sealed),
+    // Only when the integrations could be read: an unreadable database is the database check's to report.
+    ...(configs ? [certificateCheck(configs)] : []),
   ];
 }
 
