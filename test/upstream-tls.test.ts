@@ -395,7 +395,7 @@ describe('config.tls: what answers show, warnings and validation', () => {
 });
 
 describe('IntegrationDispatchers: one dispatcher per integration version with config.tls, bounded', () => {
-  test('integrations without tls share the dispatcher; with tls, one is built per version and reused', async () => {
+  test('integrations without tls share the dispatcher; with tls, one is built per version, reused, and dropped on change', async () => {
     const shared = dispatcherFor();
     const dispatchers = new IntegrationDispatchers({ policy, shared, max: 2 });
     const tls = { ca: ca.cert };
@@ -404,8 +404,14 @@ describe('IntegrationDispatchers: one dispatcher per integration version with co
     const a = dispatchers.forIntegration(key('int_a'), tls);
     assert.notEqual(a, shared);
     assert.equal(dispatchers.forIntegration(key('int_a'), tls), a);
-    assert.notEqual(dispatchers.forIntegration(key('int_a', 2), tls), a, 'a new version gets a new dispatcher');
     assert.deepEqual(await get(a, plainUrl), { client: null, servername: null });
+    const b = dispatchers.forIntegration(key('int_b'), tls);
+    const a2 = dispatchers.forIntegration(key('int_a', 2), tls);
+    assert.notEqual(a2, a, 'a new version gets a new dispatcher');
+    await assert.rejects(request(plainUrl, { dispatcher: a }), { code: 'UND_ERR_CLOSED' }, 'the old version’s is closed');
+    assert.deepEqual(await get(a2, plainUrl), { client: null, servername: null });
+    assert.deepEqual(await get(b, plainUrl), { client: null, servername: null }, 'another integration’s stays open');
+    assert.equal(dispatchers.size, 2);
     await dispatchers.close();
     assert.equal(dispatchers.size, 0);
   });

@@ -59,6 +59,15 @@ export class IntegrationDispatchers {
       this.#entries.set(key, cached);
       return cached;
     }
+    // A changed integration (a newer version) drops its older versions' connections at once: their settings are gone.
+    const prefix = JSON.stringify([integration.tenantId, integration.integrationId]).slice(0, -1);
+    for (const [other, older] of this.#entries) {
+      const version = Number(JSON.parse(other)[2]);
+      if (other.startsWith(`${prefix},`) && version < Number(integration.version)) {
+        this.#entries.delete(other);
+        void older.close();
+      }
+    }
     const dispatcher = createEgressDispatcher(this.#options.policy, { ...this.#options.egress, tls: connectOptions(tls) });
     this.#entries.set(key, dispatcher);
     if (this.#entries.size > this.#max) {
