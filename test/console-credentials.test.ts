@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
+import { type Env, runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { TestPki } from './helpers/test-pki.ts';
+
+/**
+ * The integration form's credential sections (issue 19), walked in a real browser as console-browser.test.ts walks the
+ * rest: Authentication with each scheme, TLS with its certificates' facts, SOAP's WS-Security. What the form saved is
+ * read back through the API; no secret may be in the page once saved, and a secret left empty is not sent.
+ */
+
+const artifacts = resolve(import.meta.dirname, '../test-artifacts/console');
+const email = 'grace@example.com';
+const password = 'another correct horse staple';
+const basicPassword = 'basic-pass-93c1e7';
+const bearerToken = 'bearer-token-4d2f8a';
+const wsPassword = 'wsse-pass-b71c05';
+const secrets = [basicPassword, bearerToken, wsPassword];
+// A ceiling for what a loaded two-core machine may take; it catches a hang, it measures nothing.
+const stepCeilingMs = 60_000;
+
+async function cli(args: string[], env: Env, input?: string): Promise<void> {
+  const result = await runCli(args, env, input === undefined ? {} : { input });
+  assert.equal(result.code, 0, `interchange ${args.join(' ')}: ${result.stderr}`);
+}
+
+describe('the console’s credential sections in a real browser', () => {
+  const db = tempDatabase();
+  const pki = new TestPki();
+  let server: ServerProcess;
+  let upstream: GraphqlServer;
+  let browser: Browser;
+  let page: Page;
+  let origin: string;
+  let accessToken = '';
+  const problems: string[] = [];
+  /** The bodies of the console's writes to an integration, in order. */
+  const writes: { method: string; path: string; body: Record<string, unknown> }[] = [];
+
+  const shot = (step: string) => page.screenshot({ path: `${artifacts}/${step}.png`, fullPage: true });
+  const assertClean = () => assert.deepEqual(problems, [], problems.join('\n'));
+  const section = (name: string): Locator => page.getByRole('group', { name, exact: true });
+  /** Whether the page holds `text` anywhere: markup, or the value of a form control. */
+  const pageHolds = async (text: string) =>
+    (await page.content()).includes(text) ||
+    (await page.evaluate(
+      (t) => [...document.querySelectorAll('input, textarea')].some((e) => (e as HTMLInputElement).value.includes(t)),
+      text,
+    ));
+  const stored = async (id: string) => {
+    const response = await fetch(`${origin}/api/v1/integrations/${id}`, {
+      headers: { authorization: `Bearer ${accessToken}`, 'x-tenant-id': 'acme' },
+    });
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { data: { config: Record<string, unknown> } }).data.config;
+  };
+  const save = async () => {
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  };
+
+  before(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    upstream = await startGraphqlServer({ token: bearerToken });
+    const env = { ...db.env };
+    await cli(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
+    await cli(['users', 'create', email, '--name', 'Grace Hopper', '--password-stdin'], env, `${password}\n`);
+    await cli(['users', 'grant', email, '--tenant', 'acme', '--role', 'owner'], env);
+    server = await startServer(env);
+    origin = server.url;
+
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    context.setDefaultTimeout(stepCeilingMs);
+    await context.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.origin === origin) return route.continue();
+      problems.push(`request to another host: ${url.href}`);
+      return route.abort('blockedbyclient');
+    });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error: ${message.text()} (${message.location().url})`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 500) problems.push(`${response.status()} from ${response.url()}`);
+    });
+    page.on('request', (request) => {
+      const path = new URL(request.url()).pathname;
+      if (/^\/api\/v1\/integrations\/[^/]+$/.test(path) && ['PUT', 'PATCH'].includes(request.method())) {
+        writes.push({ method: request.method(), path, body: request.postDataJSON() });
+      }
+    });
+
+    await page.goto(`${origin}/console`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    const signIn = await fetch(`${origin}/api/v1/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    accessToken = ((await signIn.json()) as { data: { access_token: string } }).data.access_token;
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await upstream?.close();
+    pki.remove();
+    db.cleanup();
+  });
+
+  test('create a GraphQL integration with Basic auth: the API holds the password, the page does not', async () => {
+    await page.goto(`${origin}/console/t/acme/new-integration`);
+    await page.getByRole('heading', { name: 'New integration' }).waitFor();
+    await page.getByLabel('ID', { exact: true }).fill('crm');
+    await page.getByLabel('Name', { exact: true }).fill('CRM');
+    await page.getByLabel('Base URL').fill(upstream.origin);
+    const auth = section('Authentication');
+    await auth.getByLabel('Scheme').selectOption({ label: 'Basic' });
+    await auth.getByLabel('Username').fill('ada');
+    await auth.getByLabel('Password', { exact: true }).fill(basicPassword);
+    assert.equal(await auth.getByLabel('Password', { exact: true }).getAttribute('type'), 'password');
+    await shot('c1-auth-basic-new');
+    await page.getByRole('button', { name: 'Create integration' }).click();
+
+    await page.getByRole('heading', { name: 'CRM' }).waitFor();
+    assert.deepEqual((await stored('crm')).auth, { type: 'basic', username: 'ada', password_set: true });
+    await auth.getByText('leave empty to keep it').waitFor();
+    assert.equal(await auth.getByLabel('Password', { exact: true }).inputValue(), '', 'never prefilled');
+    assert.equal(await auth.getByLabel('Username').inputValue(), 'ada');
+    assert.equal(await pageHolds(basicPassword), false);
+    assertClean();
+  });
+
+  test('edit only the username: the password is not sent, and kept', async () => {
+    const auth = section('Authentication');
+    await auth.getByLabel('Username').fill('ada.lovelace');
+    await save();
+    const patch = writes.at(-1);
+    assert.equal(patch?.method, 'PATCH');
+    assert.deepEqual(patch?.body.config && (patch.body.config as Record<string, unknown>).auth, {
+      type: 'basic',
+      username: 'ada.lovelace',
+    });
+    assert.deepEqual((await stored('crm')).auth, { type: 'basic', username: 'ada.lovelace', password_set: true });
+    assertClean();
+  });
+
+  test('switch to a bearer token: the old scheme goes, the token works upstream', async () => {
+    const auth = section('Authentication');
+    await auth.getByLabel('Scheme').selectOption({ label: 'Bearer token' });
+    assert.equal(await auth.getByText('leave empty to keep it').count(), 0, 'a new scheme has no stored secret');
+    await auth.getByLabel('Token').fill(bearerToken);
+    await save();
+    assert.deepEqual((await stored('crm')).auth, { type: 'bearer', token_set: true });
+    await page.getByRole('button', { name: 'Run test' }).click();
+    await page.getByText('GraphQL connection test succeeded').waitFor();
+    assert.equal(upstream.requests.at(-1)?.headers.authorization, `Bearer ${bearerToken}`);
+    assert.equal(await pageHolds(bearerToken), false);
+    assertClean();
+  });
+
+  test('TLS: a CA bundle pasted as PEM is shown by its facts, never as PEM', async () => {
+    const ca = pki.ca('console-ca', 'Console Test Root');
+    const tls = section('TLS');
+    await tls.getByRole('checkbox', { name: 'Custom TLS settings for this integration' }).check();
+    await tls.getByLabel('CA bundle', { exact: true }).fill(ca.cert);
+    await tls.getByLabel('Minimum version').selectOption('TLSv1.3');
+    await save();
+
+    const config = await stored('crm');
+    const view = config.tls as { ca: { subject: string; fingerprint_sha256: string }[]; min_version: string };
+    assert.equal(view.min_version, 'TLSv1.3');
+    assert.match(view.ca[0].subject, /CN=Console Test Root/);
+    const facts = tls.getByRole('list', { name: 'Stored CA certificates' });
+    await facts
+      .getByText(/CN=Console Test Root/)
+      .first()
+      .waitFor();
+    assert.match(await facts.innerText(), new RegExp(view.ca[0].fingerprint_sha256));
+    assert.equal(await tls.getByLabel('CA bundle', { exact: true }).inputValue(), '');
+    assert.equal(await pageHolds('BEGIN CERTIFICATE-----\nMII'), false, 'no PEM in the page');
+    await tls.getByLabel('Client key', { exact: true }).waitFor();
+    await shot('c2-graphql-auth-tls');
+    assertClean();
+  });
+
+  test('a SOAP integration with a WS-Security UsernameToken', async () => {
+    await page.goto(`${origin}/console/t/acme/new-integration`);
+    await page.getByLabel('ID', { exact: true }).fill('ledger');
+    await page.getByRole('radio', { name: 'SOAP' }).check();
+    await page.getByLabel('Endpoint URL').fill('https://soap.example.test/ledger');
+    const wss = section('WS-Security');
+    await wss.getByRole('checkbox', { name: 'UsernameToken' }).check();
+    await wss.getByLabel('Username', { exact: true }).fill('ledger-client');
+    await wss.getByLabel('Password', { exact: true }).fill(wsPassword);
+    await wss.getByLabel('Password type').selectOption('digest');
+    await wss.getByRole('checkbox', { name: 'Timestamp' }).check();
+    await wss.getByRole('checkbox', { name: 'Signature' }).check();
+    await shot('c3-soap-ws-security-new');
+    await wss.getByRole('checkbox', { name: 'Signature' }).uncheck();
+    await page.getByRole('button', { name: 'Create integration' }).click();
+    await page.getByRole('heading', { name: 'ledger' }).waitFor();
+
+    const config = await stored('ledger');
+    assert.deepEqual(config.ws_security, {
+      username_token: { username: 'ledger-client', password_type: 'digest', password_set: true },
+      timestamp: { ttl_seconds: 300 },
+    });
+    await wss.getByText('leave empty to keep it').waitFor();
+    assert.equal(await wss.getByRole('checkbox', { name: 'UsernameToken' }).isChecked(), true);
+    assertClean();
+  });
+
+  test('no secret is in the page after saving, on either integration', async () => {
+    for (const id of ['ledger', 'crm']) {
+      await page.goto(`${origin}/console/t/acme/integrations/${id}`);
+      await section('Authentication').waitFor();
+      const content = await page.content();
+      for (const secret of secrets) assert.equal(content.includes(secret), false, `${id} page holds a secret`);
+      for (const secret of secrets) assert.equal(await pageHolds(secret), false);
+    }
+    assertClean();
+  });
+});
