@@ -194,6 +194,24 @@ describe('the console’s credential sections in a real browser', () => {
     assertClean();
   });
 
+  test('a certificate that expires within 30 days: marked in the facts, and a warning in the test result', async () => {
+    const soon = pki.sign('console-ca', 'console-soon', { cn: 'Soon Expiring', usage: 'serverAuth', days: 10 });
+    const tls = section('TLS');
+    await tls.getByLabel('CA bundle', { exact: true }).fill(`${pki.ca('console-ca-2', 'Second Root').cert}${soon.cert}`);
+    await save();
+    const facts = tls.getByRole('list', { name: 'Stored CA certificates' });
+    await facts.getByText(/CN=Soon Expiring/).waitFor();
+    assert.equal(await facts.getByRole('listitem').count(), 2);
+    assert.equal(await facts.getByText('expires soon').count(), 1);
+
+    await page.getByRole('button', { name: 'Run test' }).click();
+    await page.getByText('GraphQL connection test succeeded').waitFor();
+    const warning = page.getByRole('region', { name: 'Connection test' }).locator('.notice--warning');
+    assert.match(await warning.innerText(), /Warning[\s\S]*config\.tls\.ca certificate CN=Soon Expiring.*expires on/);
+    await shot('c2b-tls-warning');
+    assertClean();
+  });
+
   test('a SOAP integration with a WS-Security UsernameToken', async () => {
     await page.goto(`${origin}/console/t/acme/new-integration`);
     await page.getByLabel('ID', { exact: true }).fill('ledger');
