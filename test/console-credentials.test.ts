@@ -239,6 +239,35 @@ describe('the console’s credential sections in a real browser', () => {
     assertClean();
   });
 
+  test('every control of the form has a label, and no spellchecker reads a key or a PEM', async () => {
+    await page.goto(`${origin}/console/t/acme/integrations/ledger`);
+    const wss = section('WS-Security');
+    await wss.getByRole('checkbox', { name: 'Signature' }).check();
+    await section('TLS').getByRole('checkbox', { name: 'Custom TLS settings for this integration' }).check();
+    await section('Authentication').getByLabel('Scheme').selectOption({ label: 'OAuth2 client credentials' });
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('form input, form select, form textarea')]
+        .filter((c) => (c as HTMLInputElement).labels?.length === 0)
+        .map((c) => c.outerHTML),
+    );
+    assert.deepEqual(unlabelled, []);
+    const spellchecked = await page.evaluate(() =>
+      [...document.querySelectorAll('form textarea, form input[type=password]')]
+        .filter((c) => (c as HTMLElement).spellcheck)
+        .map((c) => c.id),
+    );
+    assert.deepEqual(spellchecked, []);
+    // Keyboard: the scheme select and the fields it reveals are reached with Tab.
+    await section('Authentication').getByLabel('Scheme').focus();
+    await page.keyboard.press('Tab');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      await section('Authentication').getByLabel('Token URL').getAttribute('id'),
+    );
+    await shot('c4-soap-all-sections');
+    assertClean();
+  });
+
   test('no secret is in the page after saving, on either integration', async () => {
     for (const id of ['ledger', 'crm']) {
       await page.goto(`${origin}/console/t/acme/integrations/${id}`);

@@ -9,10 +9,10 @@ function SchemeField({ field, value, error, onInput }) {
     ${(a) =>
       field.options
         ? html`<select ...${a} value=${value} onChange=${(e) => onInput(e.currentTarget.value)}>
-            <option value="">Default (${field.options[0][1]})</option>
+            <option value="">Default: ${field.options[0][1]}</option>
             ${field.options.map(([v, text]) => html`<option value=${v}>${text}</option>`)}
           </select>`
-        : html`<input ...${a} type=${field.type === 'url' ? 'url' : 'text'} spellcheck="false" autocomplete="off"
+        : html`<input ...${a} type=${field.type === 'url' ? 'url' : 'text'} spellcheck=${false} autocomplete="off"
             required=${field.required} placeholder=${field.placeholder} value=${value}
             onInput=${(e) => onInput(e.currentTarget.value)} />`}
   <//>`;

@@ -14,10 +14,10 @@ export function SecretField({ label, isSet, value, onInput, error, hint, multili
   return html`<${Field} label=${label} hint=${shown} error=${error}>
     ${(a) =>
       multiline
-        ? html`<textarea ...${a} class="pem" rows="4" spellcheck="false" autocomplete="off" value=${value}
+        ? html`<textarea ...${a} class="pem" rows="4" spellcheck=${false} autocomplete="off" value=${value}
             placeholder=${isSet ? '(stored; not shown)' : '-----BEGIN PRIVATE KEY-----'}
             onInput=${(e) => onInput(e.currentTarget.value)}></textarea>`
-        : html`<input ...${a} type="password" autocomplete="new-password" spellcheck="false" value=${value}
+        : html`<input ...${a} type="password" autocomplete="new-password" spellcheck=${false} value=${value}
             placeholder=${isSet ? '(stored; not shown)' : ''}
             onInput=${(e) => onInput(e.currentTarget.value)} />`}
   <//>`;

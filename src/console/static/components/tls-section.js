@@ -10,7 +10,7 @@ export function PemField({ label, factsLabel, certificates, value, error, onInpu
   return html`${stored && html`<${CertificateFacts} label=${factsLabel} certificates=${certificates} />`}
     <${Field} label=${label} error=${error}
       hint=${stored ? 'Leave empty to keep the stored certificates; what you paste replaces them.' : hint}>
-      ${(a) => html`<textarea ...${a} class="pem" rows="4" spellcheck="false" autocomplete="off" value=${value}
+      ${(a) => html`<textarea ...${a} class="pem" rows="4" spellcheck=${false} autocomplete="off" value=${value}
         placeholder="-----BEGIN CERTIFICATE-----" onInput=${(e) => onInput(e.currentTarget.value)}></textarea>`}
     <//>`;
 }
@@ -40,7 +40,7 @@ export function TlsSection({ stored, state, errors, onChange }) {
           onInput=${(v) => set('client_key_password', v)} />
         <div class="form-row">
           <${Field} label="Server name" hint="Sent as SNI and verified instead of the URL’s host." error=${errors['tls.server_name']}>
-            ${(a) => html`<input ...${a} spellcheck="false" autocomplete="off" value=${state.server_name}
+            ${(a) => html`<input ...${a} spellcheck=${false} autocomplete="off" value=${state.server_name}
               onInput=${(e) => set('server_name', e.currentTarget.value)} />`}
           <//>
           <${Field} label="Minimum version" error=${errors['tls.min_version']}>

@@ -37,7 +37,7 @@ export function WsSecuritySection({ stored, state, errors, onChange }) {
     <${Part} label="UsernameToken" part=${token} stored=${stored?.username_token} onToggle=${(on) => set('username_token', 'enabled', on)}>
       <div class="form-row">
         <${Field} label="Username" error=${error('username_token.username')}>
-          ${(a) => html`<input ...${a} spellcheck="false" autocomplete="off" value=${token.username}
+          ${(a) => html`<input ...${a} spellcheck=${false} autocomplete="off" value=${token.username}
             onInput=${(e) => set('username_token', 'username', e.currentTarget.value)} />`}
         <//>
         <${Choice} label="Password type" value=${token.password_type} error=${error('username_token.password_type')}

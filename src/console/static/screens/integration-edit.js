@@ -148,7 +148,7 @@ export function IntegrationEdit({ tenant, role, id }) {
         ${
           isNew &&
           html`<${Field} label="ID" hint="Used in the execute URL: /api/v1/integrations/{id}/execute." error=${errors.id}>
-            ${(a) => html`<input ...${a} required maxlength="128" spellcheck="false" value=${form.id}
+            ${(a) => html`<input ...${a} required maxlength="128" spellcheck=${false} value=${form.id}
               onInput=${(e) => setForm((f) => ({ ...f, id: e.currentTarget.value }))} />`}
           <//>`
         }
@@ -185,7 +185,7 @@ export function IntegrationEdit({ tenant, role, id }) {
                         </select>`
                       : html`<input ...${a} type=${field.type === 'url' ? 'url' : field.type === 'number' ? 'number' : 'text'}
                           required=${field.required && isNew} min=${field.min} max=${field.max}
-                          placeholder=${field.placeholder} spellcheck="false" value=${form.values[field.name]}
+                          placeholder=${field.placeholder} spellcheck=${false} value=${form.values[field.name]}
                           onInput=${(e) => setValue(field.name, e.currentTarget.value)} />`}
                 <//>`,
               )}
