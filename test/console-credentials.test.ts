@@ -239,6 +239,55 @@ describe('the console’s credential sections in a real browser', () => {
     assertClean();
   });
 
+  test('a WS-Security signature: the certificate shown by its facts, the key write-only', async () => {
+    const signer = pki.sign('console-ca', 'console-signer', { cn: 'Ledger Signer', usage: 'clientAuth' });
+    const wss = section('WS-Security');
+    await wss.getByRole('checkbox', { name: 'Signature' }).check();
+    await wss.getByLabel('Signing certificate', { exact: true }).fill(signer.cert);
+    await wss.getByLabel('Signing key', { exact: true }).fill(signer.key);
+    await wss.getByLabel('Signature algorithm').selectOption('ecdsa-sha256');
+    await wss.getByLabel('Key reference').selectOption('issuer_serial');
+    await save();
+    const signature = ((await stored('ledger')).ws_security as { signature: Record<string, unknown> }).signature;
+    assert.equal(signature.private_key_set, true);
+    assert.equal(signature.key_reference, 'issuer_serial');
+    assert.match((signature.certificate as { subject: string }).subject, /CN=Ledger Signer/);
+    await wss
+      .getByRole('list', { name: 'Stored signing certificate' })
+      .getByText(/CN=Ledger Signer/)
+      .waitFor();
+    assert.equal(await wss.getByLabel('Signing key', { exact: true }).inputValue(), '');
+    assert.equal(await pageHolds(signer.key.split('\n')[1]), false, 'the key is not in the page');
+    assertClean();
+  });
+
+  test('an integration on the older token field moves to auth when its section changes', async () => {
+    const put = await fetch(`${origin}/api/v1/integrations/legacy`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${accessToken}`, 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+      body: JSON.stringify({ connector: 'graphql-1.0.0', config: { base_url: upstream.origin, token: bearerToken } }),
+    });
+    assert.equal(put.status, 201);
+    await page.goto(`${origin}/console/t/acme/integrations/legacy`);
+    const auth = section('Authentication');
+    assert.equal(await auth.getByLabel('Scheme').inputValue(), 'bearer');
+    await auth.getByText('Kept in the older token field: a change here moves it to auth').waitFor();
+    // An edit elsewhere leaves the older field as it is.
+    await page.getByLabel('Timeout (seconds)').fill('15');
+    await save();
+    assert.equal(writes.at(-1)?.body.config && 'auth' in (writes.at(-1)?.body.config as object), false);
+    assert.equal((await stored('legacy')).token_set, true);
+
+    await auth.getByLabel('Token').fill(bearerToken);
+    await save();
+    const config = await stored('legacy');
+    assert.equal(config.token_set, false);
+    assert.deepEqual(config.auth, { type: 'bearer', token_set: true });
+    await page.getByRole('button', { name: 'Run test' }).click();
+    await page.getByText('GraphQL connection test succeeded').waitFor();
+    assertClean();
+  });
+
   test('every control of the form has a label, and no spellchecker reads a key or a PEM', async () => {
     await page.goto(`${origin}/console/t/acme/integrations/ledger`);
     const wss = section('WS-Security');
@@ -269,7 +318,7 @@ describe('the console’s credential sections in a real browser', () => {
   });
 
   test('no secret is in the page after saving, on either integration', async () => {
-    for (const id of ['ledger', 'crm']) {
+    for (const id of ['ledger', 'crm', 'legacy']) {
       await page.goto(`${origin}/console/t/acme/integrations/${id}`);
       await section('Authentication').waitFor();
       const content = await page.content();

@@ -29,11 +29,10 @@ export function AuthSection({ stored, state, errors, onChange }) {
   const setType = (type) => onChange((s) => ({ ...s, type }));
   const setValue = (name, value) => onChange((s) => ({ ...s, values: { ...s.values, [name]: value } }));
   const setSecret = (name, value) => onChange((s) => ({ ...s, secrets: { ...s.secrets, [name]: value } }));
+  // Interpolated, so htm keeps the spaces around the field names.
   const older =
     stored.shorthands.length > 0 &&
-    html`<span>Kept in the older
-    ${stored.shorthands.map((f, i) => html`${i > 0 ? ' and ' : ''}<code>${f}</code>`)} field; a change here moves it to
-    <code>auth</code> and needs it typed again.</span>`;
+    html`<span>${'Kept in the older '}${stored.shorthands.map((f, i) => html`${i > 0 ? ' and ' : ''}<code>${f}</code>`)}${' field: a change here moves it to '}<code>auth</code>${' and needs it typed again.'}</span>`;
   return html`<fieldset class="fieldset section">
     <legend>Authentication</legend>
     <p class="field__hint">How Interchange signs in to the upstream. Secrets are write-only: never shown again once saved.</p>
