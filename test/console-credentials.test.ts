@@ -317,6 +317,18 @@ describe('the console’s credential sections in a real browser', () => {
     assertClean();
   });
 
+  test('a 390 px wide screen: the sections, the certificate facts and their fingerprints fit', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const id of ['crm', 'ledger']) {
+      await page.goto(`${origin}/console/t/acme/integrations/${id}`);
+      await page.getByRole('list', { name: id === 'crm' ? 'Stored CA certificates' : 'Stored signing certificate' }).waitFor();
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), `${id}: no sideways scrolling`);
+    }
+    await shot('c5-mobile-390');
+    await page.setViewportSize({ width: 1440, height: 900 });
+    assertClean();
+  });
+
   test('no secret is in the page after saving, on either integration', async () => {
     for (const id of ['ledger', 'crm', 'legacy']) {
       await page.goto(`${origin}/console/t/acme/integrations/${id}`);
