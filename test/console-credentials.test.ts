@@ -275,7 +275,9 @@ describe('the console’s credential sections in a real browser', () => {
     // An edit elsewhere leaves the older field as it is.
     await page.getByLabel('Timeout (seconds)').fill('15');
     await save();
-    assert.equal(writes.at(-1)?.body.config && 'auth' in (writes.at(-1)?.body.config as object), false);
+    const sent = writes.at(-1)?.body.config as Record<string, unknown>;
+    assert.equal(sent.timeout_seconds, 15);
+    assert.equal('auth' in sent || 'token' in sent, false, 'an untouched section sends nothing');
     assert.equal((await stored('legacy')).token_set, true);
 
     await auth.getByLabel('Token').fill(bearerToken);
