@@ -267,14 +267,17 @@ describe('the console in a real browser', () => {
     await page.getByLabel('Name', { exact: true }).fill('People directory');
     await page.getByRole('radio', { name: 'GraphQL' }).check();
     await page.getByLabel('Base URL').fill(upstream.origin);
-    await page.getByLabel('Bearer token').fill(upstreamToken);
+    const auth = page.getByRole('group', { name: 'Authentication', exact: true });
+    await auth.getByLabel('Scheme').selectOption({ label: 'Bearer token' });
+    await auth.getByLabel('Token').fill(upstreamToken);
     await page.getByLabel('Timeout (seconds)').fill('20');
     await shot('10-integration-new');
     await page.getByRole('button', { name: 'Create integration' }).click();
 
     await page.getByRole('heading', { name: 'People directory' }).waitFor();
     assert.match(new URL(page.url()).pathname, /^\/console\/t\/acme\/integrations\/people$/);
-    await page.getByRole('group', { name: 'Bearer token' }).getByText('set', { exact: true }).waitFor();
+    await auth.getByText('set', { exact: true }).waitFor();
+    assert.equal(await auth.getByLabel('Token').inputValue(), '', 'a secret is never prefilled');
     assert.equal(await pageHolds(upstreamToken), false, 'the token is never shown');
     assert.equal(await page.getByLabel('Base URL').inputValue(), upstream.origin);
 
@@ -303,11 +306,13 @@ describe('the console in a real browser', () => {
     await page.getByLabel('Name', { exact: true }).fill('Calculator');
     await page.getByRole('radio', { name: 'SOAP' }).check();
     await page.getByLabel('Endpoint URL').fill(soap.url('/calculator?wsdl'));
-    await page.getByLabel('Auth header name').fill('X-Auth-Token');
-    await page.getByLabel('Auth header value').fill(soapToken);
+    const auth = page.getByRole('group', { name: 'Authentication', exact: true });
+    await auth.getByLabel('Scheme').selectOption({ label: 'Header' });
+    await auth.getByLabel('Header name').fill('X-Auth-Token');
+    await auth.getByLabel('Header value').fill(soapToken);
     await page.getByRole('button', { name: 'Create integration' }).click();
     await page.getByRole('heading', { name: 'Calculator' }).waitFor();
-    await page.getByRole('group', { name: 'Auth header value' }).getByText('set', { exact: true }).waitFor();
+    await auth.getByText('set', { exact: true }).waitFor();
     assert.equal(await pageHolds(soapToken), false, 'the auth value is never shown');
 
     await page.getByRole('button', { name: 'Run test' }).click();

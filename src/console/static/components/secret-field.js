@@ -2,34 +2,23 @@ import { html } from '../lib/html.js';
 import { Field } from './ui.js';
 
 /**
- * A write-only secret: the API only says whether it is set. The stored value is never shown; the user may replace
- * it or clear it. `state`: `{mode: 'keep'|'replace'|'clear', value}`.
+ * A write-only secret: never prefilled, for the API only says whether one is stored. Left empty, the stored one is
+ * kept; whatever is typed replaces it. Removing one is the job of its section (a scheme of "None", TLS switched off).
+ * `multiline` for a PEM key: a textarea, which no browser masks, so it too starts empty every time.
  */
-export function SecretField({ field, isSet, state, onChange, error }) {
-  const replacing = state.mode === 'replace' || !isSet;
-  if (!replacing) {
-    return html`<div class="field">
-      <span class="label" id=${`${field.name}-label`}>${field.label}</span>
-      <div class="secret-state" role="group" aria-labelledby=${`${field.name}-label`}>
-        ${
-          state.mode === 'clear'
-            ? html`<span class="badge badge--warning">will be cleared</span>
-                <button type="button" class="button button--small" onClick=${() => onChange({ mode: 'keep', value: '' })}>Undo</button>`
-            : html`<span class="badge badge--success">set</span>
-                <span class="muted">hidden; never shown again</span>
-                <button type="button" class="button button--small" onClick=${() => onChange({ mode: 'replace', value: '' })}>Replace</button>
-                <button type="button" class="button button--small button--danger-ghost"
-                  onClick=${() => onChange({ mode: 'clear', value: '' })}>Clear</button>`
-        }
-      </div>
-      ${error && html`<p class="field__error">${error}</p>`}
-    </div>`;
-  }
-  return html`<${Field} label=${field.label} hint=${isSet ? 'Replaces the stored value.' : field.hint} error=${error}>
-    ${(a) => html`<div class="secret-input">
-      <input ...${a} type="password" autocomplete="new-password" spellcheck="false" value=${state.value}
-        onInput=${(e) => onChange({ mode: 'replace', value: e.currentTarget.value })} />
-      ${isSet && html`<button type="button" class="button button--small" onClick=${() => onChange({ mode: 'keep', value: '' })}>Keep current</button>`}
-    </div>`}
+export function SecretField({ label, isSet, value, onInput, error, hint, multiline = false, note }) {
+  const state = isSet
+    ? html`<span class="badge badge--success">set</span> leave empty to keep it; what you type replaces it.`
+    : hint;
+  const shown = note ? html`${state} ${note}` : state;
+  return html`<${Field} label=${label} hint=${shown} error=${error}>
+    ${(a) =>
+      multiline
+        ? html`<textarea ...${a} class="pem" rows="4" spellcheck=${false} autocomplete="off" value=${value}
+            placeholder=${isSet ? '(stored; not shown)' : '-----BEGIN PRIVATE KEY-----'}
+            onInput=${(e) => onInput(e.currentTarget.value)}></textarea>`
+        : html`<input ...${a} type="password" autocomplete="new-password" spellcheck=${false} value=${value}
+            placeholder=${isSet ? '(stored; not shown)' : ''}
+            onInput=${(e) => onInput(e.currentTarget.value)} />`}
   <//>`;
 }

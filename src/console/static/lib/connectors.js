@@ -1,6 +1,7 @@
 /**
- * The connectors' configuration fields (src/connectors/*\/schemas.ts `configProperties`), as the forms show them.
- * Secrets are write-only: the API answers `<name>_set` instead of the value.
+ * The connectors' plain configuration fields (src/connectors/*\/schemas.ts `configProperties`), as the forms show them.
+ * Credentials (`auth` and the older `token`, `auth_header`/`auth_value`), `tls` and `ws_security` have sections of
+ * their own (lib/auth-form.js, lib/tls-form.js, lib/ws-security-form.js).
  */
 export const connectors = {
   'graphql-1.0.0': {
@@ -15,7 +16,6 @@ export const connectors = {
         hint: '/graphql is appended unless the path already contains it.',
         placeholder: 'https://api.example.com',
       },
-      { name: 'token', label: 'Bearer token', secret: true, hint: 'Sent as Authorization: Bearer <token>.' },
       { name: 'timeout_seconds', label: 'Timeout (seconds)', type: 'number', min: 1, max: 300, placeholder: '30' },
     ],
   },
@@ -34,8 +34,6 @@ export const connectors = {
       { name: 'service_url', label: 'Service URL', type: 'url', hint: 'Overrides the WSDL’s soap:address (optional).' },
       { name: 'soap_version', label: 'SOAP version', options: ['1.1', '1.2'], hint: 'Without a WSDL; 1.1 by default.' },
       { name: 'namespace', label: 'Namespace', hint: 'Without a WSDL: the target namespace of the method element.' },
-      { name: 'auth_header', label: 'Auth header name', placeholder: 'Authorization', hint: 'Sent on every request.' },
-      { name: 'auth_value', label: 'Auth header value', secret: true },
       { name: 'timeout_seconds', label: 'Timeout (seconds)', type: 'number', min: 1, max: 300, placeholder: '60' },
     ],
   },

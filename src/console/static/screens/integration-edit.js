@@ -1,45 +1,57 @@
 import { useEffect, useState } from 'preact/hooks';
+import { AuthSection } from '../components/auth-section.js';
 import { ConfirmDialog } from '../components/dialog.js';
-import { SecretField } from '../components/secret-field.js';
+import { TlsSection } from '../components/tls-section.js';
 import { ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
+import { WsSecuritySection } from '../components/ws-security-section.js';
 import { api } from '../lib/api.js';
+import { authFormFrom, authWrite, storedAuth } from '../lib/auth-form.js';
 import { connectors } from '../lib/connectors.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, navigate, tenantPath } from '../lib/router.js';
+import { tlsFormFrom, tlsWrite } from '../lib/tls-form.js';
+import { wsSecurityFormFrom, wsSecurityWrite } from '../lib/ws-security-form.js';
 import { IntegrationTest } from './integration-test.js';
 
 /** The form's state from a stored integration (or blank for a new one). */
 function formFrom(integration) {
   const connector = integration?.connector ?? 'graphql-1.0.0';
+  const config = integration?.config ?? {};
   const values = {};
-  const secrets = {};
-  for (const field of connectors[connector]?.fields ?? []) {
-    if (field.secret) secrets[field.name] = { mode: 'keep', value: '' };
-    else values[field.name] = integration?.config?.[field.name] == null ? '' : String(integration.config[field.name]);
-  }
-  return { id: integration?.id ?? '', name: integration?.name ?? '', connector, values, secrets };
+  for (const field of connectors[connector]?.fields ?? [])
+    values[field.name] = config[field.name] == null ? '' : String(config[field.name]);
+  return {
+    id: integration?.id ?? '',
+    name: integration?.name ?? '',
+    connector,
+    values,
+    auth: authFormFrom(storedAuth(connector, config)),
+    tls: tlsFormFrom(config.tls),
+    wsSecurity: wsSecurityFormFrom(config.ws_security),
+  };
 }
 
-/** The config to send: PUT sends what is filled in; PATCH also sends emptied fields as null and only touched secrets. */
-function configFrom(form, patch) {
+/**
+ * The config to send, and what the form itself finds wrong (`issues`, paths below `config.`). PUT sends what is
+ * filled in; PATCH also sends emptied fields as null, and of the credential sections only those touched.
+ */
+function configFrom(form, stored, patch) {
   const config = {};
   for (const field of connectors[form.connector].fields) {
-    if (field.secret) {
-      const secret = form.secrets[field.name];
-      if (secret.mode === 'clear') config[field.name] = null;
-      else if (secret.mode === 'replace' || !patch) {
-        if (secret.value !== '') config[field.name] = secret.value;
-        else if (patch) config[field.name] = null;
-      }
-      continue;
-    }
     const raw = form.values[field.name].trim();
     if (raw === '') {
       if (patch) config[field.name] = null;
     } else config[field.name] = field.type === 'number' ? Number(raw) : raw;
   }
-  return config;
+  const storedConfig = stored?.config ?? {};
+  const sections = [
+    authWrite(form.auth, storedAuth(form.connector, storedConfig), !patch),
+    tlsWrite(form.tls, storedConfig.tls, !patch),
+  ];
+  if (form.connector === 'soap-1.0.0') sections.push(wsSecurityWrite(form.wsSecurity, storedConfig.ws_security, !patch));
+  for (const section of sections) Object.assign(config, section.config);
+  return { config, issues: sections.flatMap((section) => section.issues) };
 }
 
 /** `config.base_url` → `{base_url: message}`, for the fields the API named. */
@@ -78,7 +90,8 @@ export function IntegrationEdit({ tenant, role, id }) {
   const definition = connectors[form.connector];
   const errors = fieldErrors(saveError);
   const setValue = (name, value) => setForm((f) => ({ ...f, values: { ...f.values, [name]: value } }));
-  const setSecret = (name, value) => setForm((f) => ({ ...f, secrets: { ...f.secrets, [name]: value } }));
+  /** A credential section's change: `update` maps its state to the next; the section now counts as touched. */
+  const sectionChange = (key) => (update) => setForm((f) => ({ ...f, [key]: { ...update(f[key]), touched: true } }));
   const setConnector = (connector) => setForm((f) => ({ ...formFrom({ connector }), id: f.id, name: f.name }));
 
   const onSubmit = async (event) => {
@@ -89,13 +102,15 @@ export function IntegrationEdit({ tenant, role, id }) {
     try {
       const path = `/integrations/${encodeURIComponent(isNew ? form.id.trim() : id)}`;
       const name = form.name.trim();
+      const { config, issues } = configFrom(form, stored, !isNew);
+      if (issues.length > 0) {
+        const details = { issues: issues.map((i) => ({ ...i, path: `config.${i.path}` })) };
+        setSaveError({ message: 'Some fields need a change before saving.', details });
+        return;
+      }
       const saved = isNew
-        ? await api(path, {
-            method: 'PUT',
-            tenant,
-            body: { ...(name && { name }), connector: form.connector, config: configFrom(form, false) },
-          })
-        : await api(path, { method: 'PATCH', tenant, body: { ...(name && { name }), config: configFrom(form, true) } });
+        ? await api(path, { method: 'PUT', tenant, body: { ...(name && { name }), connector: form.connector, config } })
+        : await api(path, { method: 'PATCH', tenant, body: { ...(name && { name }), config } });
       if (isNew) {
         navigate(tenantPath(tenant, 'integrations', saved.data.id), { replace: true });
         return;
@@ -133,7 +148,7 @@ export function IntegrationEdit({ tenant, role, id }) {
         ${
           isNew &&
           html`<${Field} label="ID" hint="Used in the execute URL: /api/v1/integrations/{id}/execute." error=${errors.id}>
-            ${(a) => html`<input ...${a} required maxlength="128" spellcheck="false" value=${form.id}
+            ${(a) => html`<input ...${a} required maxlength="128" spellcheck=${false} value=${form.id}
               onInput=${(e) => setForm((f) => ({ ...f, id: e.currentTarget.value }))} />`}
           <//>`
         }
@@ -159,25 +174,29 @@ export function IntegrationEdit({ tenant, role, id }) {
         }
         ${
           definition
-            ? definition.fields.map((field) =>
-                field.secret
-                  ? html`<${SecretField} field=${field} isSet=${!isNew && stored?.config?.[`${field.name}_set`] === true}
-                      state=${form.secrets[field.name]} error=${errors[field.name]}
-                      onChange=${(value) => setSecret(field.name, value)} />`
-                  : html`<${Field} label=${field.label} hint=${field.hint} error=${errors[field.name]}>
-                      ${(a) =>
-                        field.options
-                          ? html`<select ...${a} value=${form.values[field.name]}
-                              onChange=${(e) => setValue(field.name, e.currentTarget.value)}>
-                              <option value="">Default</option>
-                              ${field.options.map((o) => html`<option value=${o}>${o}</option>`)}
-                            </select>`
-                          : html`<input ...${a} type=${field.type === 'url' ? 'url' : field.type === 'number' ? 'number' : 'text'}
-                              required=${field.required && isNew} min=${field.min} max=${field.max}
-                              placeholder=${field.placeholder} spellcheck="false" value=${form.values[field.name]}
-                              onInput=${(e) => setValue(field.name, e.currentTarget.value)} />`}
-                    <//>`,
-              )
+            ? html`${definition.fields.map(
+                (field) => html`<${Field} label=${field.label} hint=${field.hint} error=${errors[field.name]}>
+                  ${(a) =>
+                    field.options
+                      ? html`<select ...${a} value=${form.values[field.name]}
+                          onChange=${(e) => setValue(field.name, e.currentTarget.value)}>
+                          <option value="">Default</option>
+                          ${field.options.map((o) => html`<option value=${o}>${o}</option>`)}
+                        </select>`
+                      : html`<input ...${a} type=${field.type === 'url' ? 'url' : field.type === 'number' ? 'number' : 'text'}
+                          required=${field.required && isNew} min=${field.min} max=${field.max}
+                          placeholder=${field.placeholder} spellcheck=${false} value=${form.values[field.name]}
+                          onInput=${(e) => setValue(field.name, e.currentTarget.value)} />`}
+                <//>`,
+              )}
+              <${AuthSection} stored=${storedAuth(form.connector, stored?.config)} state=${form.auth} errors=${errors}
+                onChange=${sectionChange('auth')} />
+              <${TlsSection} stored=${stored?.config?.tls} state=${form.tls} errors=${errors} onChange=${sectionChange('tls')} />
+              ${
+                form.connector === 'soap-1.0.0' &&
+                html`<${WsSecuritySection} stored=${stored?.config?.ws_security} state=${form.wsSecurity} errors=${errors}
+                  onChange=${sectionChange('wsSecurity')} />`
+              }`
             : html`<p class="muted">This connector is not offered by this service; its configuration cannot be edited here.</p>`
         }
         <div aria-live="polite">

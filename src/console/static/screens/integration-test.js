@@ -20,6 +20,7 @@ export function IntegrationTest({ tenant, id, disabled }) {
     setResult({ data: answer.body.data, ms: answer.ms });
   });
   const { services, ...details } = result?.data?.details ?? {};
+  const warnings = Array.isArray(details.warnings) ? details.warnings : [];
   return html`<section class="card" aria-labelledby="test-heading">
     <div class="card__header">
       <div>
@@ -36,6 +37,13 @@ export function IntegrationTest({ tenant, id, disabled }) {
             <p class="notice__title">${result.data.message}</p>
             <p class="muted">Answered in ${formatDuration(result.ms)}.</p>
           </div>
+          ${
+            warnings.length > 0 &&
+            html`<div class="notice notice--warning">
+              <p class="notice__title">${warnings.length === 1 ? 'Warning' : `${warnings.length} warnings`}</p>
+              <ul class="notice__issues">${warnings.map((w) => html`<li>${w}</li>`)}</ul>
+            </div>`
+          }
           <${JsonBlock} value=${details} label="Test details" />
           ${Array.isArray(services) && html`<h3 class="section-title">WSDL operations</h3><${WsdlServices} services=${services} />`}`
       }

@@ -129,11 +129,11 @@ export function TryItOut({ tenant, role }) {
         </div>
         <${Field} label="Body (JSON)" hint=${`Sent with "operation": "${operation}" to POST /api/v1/integrations/${integrationId}/execute.`}
           error=${bodyError}>
-          ${(a) => html`<textarea ...${a} class="code-input" rows="12" spellcheck="false" value=${body}
+          ${(a) => html`<textarea ...${a} class="code-input" rows="12" spellcheck=${false} value=${body}
             onInput=${(e) => setBody(e.currentTarget.value)}></textarea>`}
         <//>
         <${Field} label="Idempotency-Key (optional)" hint="The same key and body replays the first answer for 24 hours.">
-          ${(a) => html`<input ...${a} maxlength="255" spellcheck="false" value=${idempotencyKey}
+          ${(a) => html`<input ...${a} maxlength="255" spellcheck=${false} value=${idempotencyKey}
             onInput=${(e) => setIdempotencyKey(e.currentTarget.value)} />`}
         <//>
         <div class="form__actions">
