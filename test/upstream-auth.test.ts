@@ -141,6 +141,10 @@ describe('config.auth: basic, bearer and header sent the way their servers read 
     await put('merge', 'graphql-1.0.0', { base_url: graphql.url, auth: { type: 'basic', username: 'ada', password } });
     const renamed = await patch('merge', { auth: { type: 'basic', username: 'grace' } });
     assert.deepEqual(body(renamed).data.config.auth, { type: 'basic', username: 'grace', password_set: true });
+    // null on a field of the same type removes it: a required one is then missing.
+    const noUser = await patch('merge', { auth: { type: 'basic', username: null } });
+    assertError(noUser, 400, 'validation_failed');
+    assert.deepEqual(issues(noUser), [{ path: 'config.auth.username', message: 'is required for auth type basic' }]);
     const seen = graphql.requests.length;
     assertOk(await execute('merge', { operation: 'test' }));
     assert.equal(graphql.requests[seen].headers.authorization, `Basic ${Buffer.from(`grace:${password}`).toString('base64')}`);

@@ -162,6 +162,10 @@ describe('config.tls through execute: a private CA and mutual TLS', () => {
     assert.equal(renewed.statusCode, 200, renewed.body);
     assert.equal(body(renewed).data.config.tls.server_name, 'localhost');
     assertOk(await execute('mtls', { operation: 'receive', query: '{ items { id } }' }));
+    // null removes one field and keeps the rest, the stored key included.
+    const unnamed = body(await patch('mtls', { tls: { server_name: null } })).data.config.tls;
+    assert.equal(unnamed.server_name, undefined);
+    assert.equal(unnamed.client_key_set, true);
   });
 
   test('test names a client certificate that expires within 30 days', async () => {

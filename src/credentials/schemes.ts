@@ -20,9 +20,21 @@ export const authSchema = {
   additionalProperties: false,
   properties: {
     type: { type: 'string', enum: [...credentialSchemes.keys()] },
-    ...Object.fromEntries([...credentialSchemes.values()].flatMap((scheme) => Object.entries(scheme.properties))),
+    // Each field may be null: a PATCH removes it (a required one is then missing, which authProblems says).
+    ...Object.fromEntries(
+      [...credentialSchemes.values()].flatMap((scheme) =>
+        Object.entries(scheme.properties).map(([field, schema]) => [field, nullable(schema)]),
+      ),
+    ),
   },
 } as const;
+
+/** A field's schema that also takes null (its enum too, when it has one). */
+export function nullable(schema: object): object {
+  const { type, enum: values, ...rest } = schema as { type?: string | string[]; enum?: unknown[] };
+  const types = type === undefined ? undefined : [...(Array.isArray(type) ? type : [type]), 'null'];
+  return { ...rest, ...(types && { type: types }), ...(values && { enum: [...values, null] }) };
+}
 
 /** Every `auth.<field>` that some scheme keeps secret. */
 export const authSecretPaths: readonly string[] = [

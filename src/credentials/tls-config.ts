@@ -1,6 +1,6 @@
 import { describeTls, type TlsConfig, type TlsView } from './tls.ts';
 
-const pem = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
+const pem = (maxLength: number) => ({ type: ['string', 'null'], minLength: 1, maxLength }) as const;
 
 /**
  * `config.tls` as JSON schema, the same for both connectors (docs/security.md#tls): the PEMs as text (tls.ts reads
@@ -10,13 +10,14 @@ const pem = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength })
 export const tlsSchema = {
   type: ['object', 'null'],
   additionalProperties: false,
+  // Each field may be null: a PATCH removes it (a secret: clears it).
   properties: {
     ca: pem(1_048_576),
     client_certificate: pem(262_144),
     client_key: pem(65_536),
-    client_key_password: { type: 'string', minLength: 1, maxLength: 1024 },
-    server_name: { type: 'string', minLength: 1, maxLength: 253 },
-    min_version: { type: 'string', enum: ['TLSv1.2', 'TLSv1.3'] },
+    client_key_password: { type: ['string', 'null'], minLength: 1, maxLength: 1024 },
+    server_name: { type: ['string', 'null'], minLength: 1, maxLength: 253 },
+    min_version: { type: ['string', 'null'], enum: ['TLSv1.2', 'TLSv1.3', null] },
   },
 } as const;
 
