@@ -1,13 +1,53 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, resolve, sep } from 'node:path';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { type Harness, harness } from './harness.ts';
 
-/** The corpus of real-world WSDLs beside the checkout (CI has ../shared there); read, never written. */
-export const corpusDir = resolve(import.meta.dirname, '../../../shared/wsdl-corpus');
+const checkout = resolve(import.meta.dirname, '../..');
+
+/** Whether the corpus tests run here, and if not, whether that is a skip (a fresh clone) or a failure (CI). */
+export interface CorpusGate {
+  /** The corpus folder: IX_WSDL_CORPUS (relative to the checkout), by default ../shared/wsdl-corpus beside it. */
+  dir: string;
+  /** Set when the tests are skipped: what is missing and how to get it. */
+  skip?: string;
+  /** Set when a missing corpus is a failure: under CI, or when IX_WSDL_CORPUS names a folder that is not there. */
+  fail?: string;
+}
+
+/**
+ * The corpus is not in the repository (never copy it in): a clone without it skips its tests, saying so in one line;
+ * CI (CI=true) has ../shared beside its clone, so there, as when IX_WSDL_CORPUS was set on purpose, absence fails.
+ */
+export function corpusGate(env: Readonly<Record<string, string | undefined>>, isFolder: (path: string) => boolean): CorpusGate {
+  const dir = resolve(checkout, env.IX_WSDL_CORPUS || '../shared/wsdl-corpus');
+  if (isFolder(dir)) return { dir };
+  const missing = `no WSDL corpus at ${dir}`;
+  if (env.IX_WSDL_CORPUS) return { dir, fail: `${missing}, the folder IX_WSDL_CORPUS names` };
+  if (env.CI && env.CI !== 'false') return { dir, fail: `${missing}: CI must run the corpus tests (../shared beside the clone)` };
+  return { dir, skip: `${missing}: set IX_WSDL_CORPUS to the folder holding it, or put ../shared beside the checkout` };
+}
+
+const gate = corpusGate(process.env, (path) => existsSync(path) && statSync(path).isDirectory());
+
+/** The corpus of real-world WSDLs; read, never written. */
+export const corpusDir = gate.dir;
+
+/**
+ * `describe(name, body)` when the corpus is there. Otherwise one test in its place: skipped with the reason (one line
+ * in the test report), or failed when the corpus must be there (`CorpusGate.fail`).
+ */
+export function describeWithCorpus(name: string, body: () => void): void {
+  const { skip, fail } = gate;
+  if (fail !== undefined) test(name, () => assert.fail(fail));
+  else if (skip !== undefined) test(name, { skip }, () => {});
+  else describe(name, body);
+}
 
 /** Debian's Python, which has python3-zeep and python3-suds (.ci/run installs them); not a pyenv shim on PATH. */
 const debianPython = '/usr/bin/python3';
