@@ -217,11 +217,15 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (API.md 
       }
       // kind 2: connects and sends nothing.
     });
+    let ceiling: NodeJS.Timeout | undefined;
     try {
-      // A generous ceiling for a loaded machine; the contract bound is checked from when the clients started.
+      // A generous ceiling for a loaded machine; the contract bound is checked from when the clients started. Cleared
+      // below: a pending 60 s timer kept this file's process alive for a minute after its last test.
       const results = await Promise.race([
         Promise.all(closed),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('connections still open after 60 s')), 60_000)),
+        new Promise<never>((_, reject) => {
+          ceiling = setTimeout(() => reject(new Error('connections still open after 60 s')), 60_000);
+        }),
       ]);
       for (const [i, { text, closedAt }] of results.entries()) {
         assert.ok(closedAt - startedAt >= 1900, `client ${i} was closed before the 2 s limit`);
@@ -233,6 +237,7 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (API.md 
         assert.match(text, new RegExp(`x-request-id: ${payload.request_id}`, 'i'));
       }
     } finally {
+      clearTimeout(ceiling);
       for (const timer of drip) clearInterval(timer);
       for (const socket of clients) socket.destroy();
     }
