@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, type TestContext, test } from 'node:test';
-import { type Env, freePort, killAll, runCli, tempDatabase } from './helpers/processes.ts';
+import { runCli } from './helpers/cli.ts';
+import { type Env, freePort, killAll, runCliProcess, tempDatabase } from './helpers/processes.ts';
 
 after(killAll);
 
@@ -66,10 +67,10 @@ describe('interchange doctor', { concurrency: true }, () => {
     assert.match(failed[0].message, new RegExp(`mode 0644.*chmod 600 ${join(dir, 'master.key')}`));
   });
 
-  test('a missing database file: a problem, and doctor does not create it', async (t) => {
+  test('a missing database file: a problem, and doctor does not create it (as a process: its exit code)', async (t) => {
     const db = tempDatabase();
     t.after(db.cleanup);
-    const plain = await runCli(['doctor'], db.env);
+    const plain = await runCliProcess(['doctor'], db.env);
     assert.equal(plain.code, 1);
     assert.match(plain.stdout, /^PROBLEM +database: no database at .*DATABASE_URL/m);
     assert.deepEqual(readdirSync(db.dir), []);

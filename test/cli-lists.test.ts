@@ -1,36 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, type TestContext, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { type KeyState, keyState } from '../src/cli/keys.ts';
-import { migrate, openStorage } from '../src/storage/database.ts';
-import { insertTenant } from '../src/storage/tenants.ts';
+import { openStorage } from '../src/storage/database.ts';
+import { assertJsonFailure, type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import {
-  assertJsonFailure,
-  type CliResult,
-  cliJson,
-  type Env,
-  type Json,
-  killAll,
-  runCli,
-  startServer,
-  tempDatabase,
-} from './helpers/processes.ts';
+import { testDatabase as database, type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
 
 after(killAll);
-
-/** A migrated temp SQLite database for this test alone, with `tenants` written straight to storage. */
-async function database(t: TestContext, tenants: string[]): Promise<Env> {
-  const db = tempDatabase();
-  t.after(db.cleanup);
-  const storage = openStorage(db.env.DATABASE_URL);
-  try {
-    await migrate(storage);
-    for (const id of tenants) await insertTenant(storage.db, { id, name: id, type: 'production' });
-  } finally {
-    await storage.close();
-  }
-  return db.env;
-}
 
 /** `--json` output: exit 0, nothing on stderr, exactly one line on stdout holding one JSON object. */
 function oneObject(result: CliResult): Json {
@@ -102,7 +78,7 @@ describe('keyState', () => {
 
 describe('interchange keys list', () => {
   test('a STATE column and `state` in --json for keys made, revoked and rotated through the CLI', async (t) => {
-    const env = await database(t, ['acme', 'globex']);
+    const env = await database(t, { acme: 'production', globex: 'production' });
     const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
     const create = (tenant: string, name: string, ...more: string[]) =>
       cliJson(['keys', 'create', '--tenant', tenant, '--scopes', 'entities.read', '--name', name, ...more], env);

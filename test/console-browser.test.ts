@@ -3,9 +3,10 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type PhpSoapServer, startPhpSoapServer } from './helpers/php-soap-server.ts';
-import { type Env, runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type Env, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
 
 /**
  * The console walked as a person would, in a real browser (Debian's chromium, driven by playwright-core, which never

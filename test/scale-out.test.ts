@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
-import { cliJson, type Env, freePort, type Json, killAll, runCli, type ServerProcess, startServer } from './helpers/processes.ts';
+import { type Env, freePort, type Json, killAll, runCliProcess, type ServerProcess, startServer } from './helpers/processes.ts';
 import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
 
 /**
@@ -423,8 +424,8 @@ describe('starting on PostgreSQL', () => {
     const databaseUrl = await freshDatabase();
     const { IX_MASTER_KEY: _omitted, ...env } = deployment(databaseUrl);
     // With REDIS_URL set, a half-started server would be held open by its Redis client: it would be
-    // killed at runCli's ceiling (code null). A ceiling, not a measure: start-up may be slow here.
-    const result = await runCli(['serve'], { ...env, PORT: String(await freePort()) });
+    // killed at runCliProcess's ceiling (code null). A ceiling, not a measure: start-up may be slow here.
+    const result = await runCliProcess(['serve'], { ...env, PORT: String(await freePort()) });
     assert.notEqual(result.code, null, `serve did not exit (stderr: ${result.stderr})`);
     assert.equal(result.code, 2, result.stderr);
     assert.equal(result.stdout, '');
