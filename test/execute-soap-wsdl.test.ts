@@ -327,9 +327,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     ]);
   });
 
-  test('IX_WSDL_CACHE_SIZE bounds the cache; IX_WSDL_CACHE_TTL_SECONDS expires entries', async () => {
+  test('IX_WSDL_CACHE_SIZE bounds the cache; IX_WSDL_CACHE_TTL_SECONDS expires entries', async (t) => {
     const small = await app({ IX_WSDL_CACHE_SIZE: '1' });
-    // 3 s: two calls in a row land within it even on a loaded machine.
     const brief = await app({ IX_WSDL_CACHE_TTL_SECONDS: '3' });
     try {
       for (const id of ['one', 'two']) await put(small, id, { endpoint_url: soap.url('/calculator?wsdl') });
@@ -338,12 +337,16 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       for (const id of ['one', 'two', 'one', 'one']) ok(await run(small, id, { operation: 'test' }));
       assert.equal(gets(soap).length, 3, 'one, two, one again: the last call is a hit');
       soap.clearLog();
+      // The app's clock (Date, in this process) stands still from the first load, then moves on to the TTL's end.
+      const loadedAt = Date.now();
+      t.mock.timers.enable({ apis: ['Date'], now: loadedAt });
       ok(await run(brief, 'one', { operation: 'test' }));
+      t.mock.timers.setTime(loadedAt + 2999);
       ok(await run(brief, 'one', { operation: 'test' }));
-      assert.equal(gets(soap).length, 1);
-      await sleep(3100);
+      assert.equal(gets(soap).length, 1, 'within the TTL: a hit');
+      t.mock.timers.setTime(loadedAt + 3000);
       ok(await run(brief, 'one', { operation: 'test' }));
-      assert.equal(gets(soap).length, 2);
+      assert.equal(gets(soap).length, 2, 'at the TTL: loaded again');
     } finally {
       await Promise.all([small.h.close(), brief.h.close()]);
     }
