@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { importLegacyKey } from '../src/auth/key-service.ts';
 import { randomString } from '../src/ids.ts';
 import { findTenant } from '../src/storage/tenants.ts';
-import { assertError, assertRateLimitHeaders, issuePaths, sleep } from './helpers/assertions.ts';
+import { assertError, assertRateLimitHeaders, issuePaths } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
+import { until } from './helpers/until.ts';
 
 type Auth = { key: string; tenant: string };
 
@@ -510,17 +511,6 @@ describe('api keys', () => {
   });
 });
 
-/** Reads until `done` holds (every 20 ms, for at most 30 s) and returns the last value read. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const giveUpAt = Date.now() + 30_000;
-  let value = await read();
-  while (!done(value) && Date.now() < giveUpAt) {
-    await sleep(20);
-    value = await read();
-  }
-  return value;
-}
-
 describe('api keys: usage once flushed to storage', () => {
   let h: Harness;
 
@@ -544,12 +534,14 @@ describe('api keys: usage once flushed to storage', () => {
         Number(r.errors),
       ]);
     // Waited for, not assumed: a flush every 10 ms may come late on a loaded machine.
-    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 3), [[day(0), 3, 1]]);
+    await until(async () => (await stored())[0]?.[1] === 3, 'three requests flushed');
+    assert.deepEqual(await stored(), [[day(0), 3, 1]]);
     const me = body(await h.call(auth, { method: 'GET', url: '/api/v1/me' })).data.key.usage;
     assert.equal(me.request_count, 3);
     assert.equal(me.last_used_ip, '127.0.0.1');
     // Once the GET /me is flushed too, the usage route must not count it twice (stored and pending).
-    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 4), [[day(0), 4, 1]]);
+    await until(async () => (await stored())[0]?.[1] === 4, 'the GET /me flushed');
+    assert.deepEqual(await stored(), [[day(0), 4, 1]]);
     const usage = body(await h.call(auth, { method: 'GET', url: `${keysUrl}/${record.id}/usage?days=1` })).data;
     assert.deepEqual(usage, [{ date: day(0), requests: 4, errors: 1 }]);
   });

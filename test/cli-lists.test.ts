@@ -5,6 +5,7 @@ import { openStorage } from '../src/storage/database.ts';
 import { assertJsonFailure, type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { testDatabase as database, type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 after(killAll);
 
@@ -201,13 +202,11 @@ describe('interchange integrations list and executions list, on what a running s
       assert.equal(globexCall.response.status, 200);
 
       apiIntegrations = (await call(acme, 'GET', '/integrations')).body.data;
-      // The server writes its executions log behind: polled until every call is there (a ceiling, not a measure).
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        apiExecutions = (await call(acme, 'GET', '/executions?limit=100')).body.data;
-        if (apiExecutions.length >= calls.length || Date.now() > deadline) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // The server writes its executions log behind: polled until every call is there.
+      apiExecutions = await until(async () => {
+        const { data } = (await call(acme, 'GET', '/executions?limit=100')).body;
+        return data.length >= calls.length && data;
+      }, 'every execute call logged');
       assert.equal(apiExecutions.length, calls.length, 'every execute call is logged');
     } finally {
       await server.stop();

@@ -7,10 +7,11 @@ import { migrate, openStorage } from '../src/storage/database.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { assertError, assertGraphqlErrors, type ErrorPayload } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
-import { heldUpstream, pagedUpstream, residentMemory, until } from './helpers/limit-upstreams.ts';
+import { heldUpstream, pagedUpstream, residentMemory } from './helpers/limit-upstreams.ts';
 import { onPostgres } from './helpers/postgres.ts';
 import { type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * What one execute may cost (API.md §10): the bytes of all its upstream answers together, its whole duration, the

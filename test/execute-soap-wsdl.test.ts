@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { assertError, issuePaths, assertOk as ok, sleep } from './helpers/assertions.ts';
+import { assertError, issuePaths, assertOk as ok } from './helpers/assertions.ts';
 import { type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 
 /** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (API.md §4, §6). */
@@ -247,8 +248,11 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       const error = assertError(await call('slow', operation, 'Slow', { seconds: 2 }), 504, 'upstream_timeout');
       assert.ok(performance.now() - started >= 950 * attempts);
       assert.deepEqual(error.details, { timeout_seconds: 1 });
-      // The PHP server logs a call when it has handled it: wait (with a generous ceiling) for every attempt's entry.
-      for (let i = 0; i < 600 && posts(soap).length < attempts; i++) await sleep(50);
+      // The PHP server logs a call when it has handled it: wait for every attempt's entry.
+      await until(
+        () => posts(soap).length >= attempts,
+        () => `${attempts} calls in the PHP server's log`,
+      );
       assert.deepEqual(
         posts(soap).map((e) => [e.path, e.soapAction]),
         Array(attempts).fill(['/calculator', `"${CALC}/Slow"`]),

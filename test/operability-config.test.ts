@@ -15,6 +15,7 @@ import {
   startServer,
   tempDatabase,
 } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 after(killAll);
 
@@ -162,15 +163,12 @@ function logLines(server: ServerProcess): Json[] {
     .map((line) => JSON.parse(line));
 }
 
-/** Polls the server's log until a line matches; the ceiling is generous, it only catches a line that never comes. */
-async function logLine(server: ServerProcess, match: (line: Json) => boolean, ceilingMs = 30_000): Promise<Json> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const line = logLines(server).find(match);
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no such log line; stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls the server's log until a line matches. */
+function logLine(server: ServerProcess, match: (line: Json) => boolean): Promise<Json> {
+  return until(
+    () => logLines(server).find(match),
+    () => `no such log line; stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`,
+  );
 }
 
 const isSummary = (line: Json) => typeof line.msg === 'string' && line.msg.startsWith('Interchange ');
@@ -251,8 +249,10 @@ describe('LOG_FORMAT=pretty', () => {
     t.after(db.cleanup);
     const server = await startServer({ ...db.env, LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' });
     t.after(() => server.stop());
-    const deadline = Date.now() + 30_000;
-    while (!server.stdout().includes('masterKey') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => server.stdout().includes('masterKey'),
+      () => `the summary's masterKey field in:\n${server.stdout()}`,
+    );
     const lines = server
       .stdout()
       .split('\n')

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 
 type Auth = { key: string; tenant: string };
 
@@ -300,7 +301,7 @@ describe('shutting down (API.md section 10)', () => {
       `POST /api/v1/integrations/gql/execute HTTP/1.1\r\nHost: x\r\nX-API-Key: ${acme.key}\r\nX-Tenant-ID: acme\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${execute.length}\r\n\r\n${execute}`,
     );
-    for (let i = 0; i < 1200 && upstream.requests === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => upstream.requests > 0, 'the execute reached the upstream');
     assert.equal(upstream.requests, 1);
 
     const closing = h.app.close();

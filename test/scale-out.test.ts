@@ -3,11 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { sleep } from './helpers/assertions.ts';
 import { cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
 import { type Env, freePort, type Json, killAll, runCliProcess, type ServerProcess, startServer } from './helpers/processes.ts';
 import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * Scale out (API.md §2, §3, §4, §9; README "Scale out") with real processes: `interchange serve`
@@ -80,17 +82,6 @@ async function read(response: Promise<Response>): Promise<{ status: number; head
 
 function createKey(env: Env, scopes: string, rateLimit: number): Promise<Key> {
   return cliJson(['keys', 'create', '--tenant', tenant, '--scopes', scopes, '--rate-limit', String(rateLimit)], env);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 20 ms until it holds; fails the test after `ceilingMs` (a ceiling, not a measure). */
-async function until(check: () => Promise<boolean> | boolean, what: string | (() => string), ceilingMs = 30_000): Promise<void> {
-  const giveUpAt = Date.now() + ceilingMs;
-  while (!(await check())) {
-    if (Date.now() >= giveUpAt) assert.fail(`${typeof what === 'string' ? what : what()}: not within ${ceilingMs} ms`);
-    await sleep(20);
-  }
 }
 
 /**
