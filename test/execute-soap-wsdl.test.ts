@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { assertError, issuePaths, assertOk as ok } from './helpers/assertions.ts';
-import { type Harness, harness } from './helpers/harness.ts';
+import { type Auth, type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { until } from './helpers/until.ts';
@@ -10,7 +10,6 @@ import { compareXml } from './helpers/xml-compare.ts';
 
 /** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (API.md §4, §6). */
 
-type Auth = { key: string; tenant: string };
 const CALC = 'http://example.com/calculator';
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
@@ -38,7 +37,7 @@ const passwd = readFileSync('/etc/passwd', 'utf8').split('\n')[0];
 async function app(env: Record<string, string> = {}): Promise<{ h: Harness; auth: Auth }> {
   const h = await harness(env);
   await h.tenant('acme');
-  return { h, auth: { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' } };
+  return { h, auth: await h.auth('acme', ['integrations.*']) };
 }
 const put = (s: { h: Harness; auth: Auth }, id: string, config: Record<string, unknown>) =>
   s.h.call(s.auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector: 'soap-1.0.0', config } });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join, normalize, resolve, sep } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { type Harness, harness } from './harness.ts';
+import { type Auth, type Harness, harness } from './harness.ts';
 
 const checkout = resolve(import.meta.dirname, '../..');
 
@@ -223,9 +223,8 @@ export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSa
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.
  */
-export async function corpusApp(): Promise<{ h: Harness; auth: { key: string; tenant: string } }> {
+export async function corpusApp(): Promise<{ h: Harness; auth: Auth }> {
   const h = await harness({ IX_UPSTREAM_MAX_BYTES: String(10 * 1024 * 1024) });
   await h.tenant('acme');
-  const { key } = await h.key('acme', ['*'], { rate_limit_per_minute: 100_000 });
-  return { h, auth: { key, tenant: 'acme' } };
+  return { h, auth: await h.auth('acme', ['*'], { rate_limit_per_minute: 100_000 }) };
 }
