@@ -169,15 +169,19 @@ export interface ZeepPort {
 
 export type ZeepReading = { services: Array<{ name: string; ports: ZeepPort[] }> } | { error: string };
 
+// The oracle reads xml.xsd from the corpus's _wellknown folder: the same folder as the tests, wherever it is.
+const oracleOptions = {
+  encoding: 'utf8',
+  maxBuffer: 64 * 1024 * 1024,
+  env: { ...process.env, IX_WSDL_CORPUS: corpusDir },
+} as const;
+
 /**
  * What python-zeep makes of each URL (test/oracle/zeep_oracle.py), in one Python process. Asynchronous: the corpus
  * server it fetches from runs in this process.
  */
 export async function zeepReadings(urls: string[]): Promise<Record<string, ZeepReading>> {
-  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, ...urls], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, ...urls], oracleOptions);
   return JSON.parse(stdout);
 }
 
@@ -212,10 +216,7 @@ export type ZeepSamples = Array<ZeepSample | ZeepSampleError> | { error: string 
 
 /** zeep's sample calls for each URL (up to three operations per SOAP port), in one Python process. */
 export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSamples>> {
-  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--samples', ...urls], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--samples', ...urls], oracleOptions);
   return JSON.parse(stdout);
 }
 
