@@ -26,7 +26,7 @@ import { insertEntity } from '../src/storage/entities.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
-import { corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
+import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
 
 interface Scenario {
@@ -325,7 +325,7 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
   const endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/soap`;
   try {
     const largest = corpusEntries().find((entry) => entry.name === 'asmx-economic');
-    if (!largest) throw new Error('asmx-economic is not in ../shared/wsdl-corpus');
+    if (!largest) throw new Error(`asmx-economic is not in ${corpusDir} (IX_WSDL_CORPUS)`);
     const wsdl = corpus.url(largest);
     const samples = (await zeepSamples([wsdl]))[wsdl];
     const sample = Array.isArray(samples) ? samples.find((s) => 'params' in s) : undefined;

@@ -12,7 +12,8 @@
  * password queue out of the way of part 1, to see the counts alone.
  */
 import { request } from 'node:http';
-import { cliJson, runCli, startServer, tempDatabase } from '../test/helpers/processes.ts';
+import { cliJson } from '../test/helpers/cli.ts';
+import { runCliProcess as runCli, startServer, tempDatabase } from '../test/helpers/processes.ts';
 import { startServer as startChild } from './children.ts';
 
 const password = 'correct horse battery staple';

@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { importLegacyKey } from '../src/auth/key-service.ts';
 import { randomString } from '../src/ids.ts';
 import { findTenant } from '../src/storage/tenants.ts';
-import { assertError, assertRateLimitHeaders, issuePaths, sleep } from './helpers/assertions.ts';
+import { assertError, assertRateLimitHeaders, issuePaths } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
+import { until } from './helpers/until.ts';
 
 type Auth = { key: string; tenant: string };
 
@@ -344,15 +345,15 @@ describe('api keys', () => {
     }
   });
 
-  test('rotate: the successor copies the key, the old key works for the overlap, then expires', async () => {
+  test('rotate: the successor copies the key, the old key works for the overlap, then expires', async (t) => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const payload = { name: 'crm sync', scopes: ['entities.read'], expires_at: expiresAt, rate_limit_per_minute: 50 };
     const old = body(await call(admin, { method: 'POST', url: keysUrl, payload })).data;
     const oldAuth = { key: old.key, tenant: 'acme' };
     assert.equal((await call(oldAuth, list)).statusCode, 200);
 
-    // Long enough that the calls below run inside the overlap however loaded the machine is.
-    const overlapSeconds = 3;
+    // Far longer than the calls below take however loaded the machine is: its end is reached by setting the clock.
+    const overlapSeconds = 600;
     const before = Date.now();
     const res = await call(admin, {
       method: 'POST',
@@ -377,7 +378,10 @@ describe('api keys', () => {
     const fresh = await call(nextAuth, list);
     assert.equal(fresh.statusCode, 200);
     assertRateLimitHeaders(fresh, 50, 47); // the lineage shares one counter
-    await sleep(Math.max(0, overlapEnd - Date.now()) + 200);
+    // The app's clock (Date, in this process) moved to the overlap's last millisecond, then to its end.
+    t.mock.timers.enable({ apis: ['Date'], now: overlapEnd - 1 });
+    assert.equal((await call(oldAuth, list)).statusCode, 200);
+    t.mock.timers.setTime(overlapEnd);
     const error = assertError(await call(oldAuth, list), 401, 'expired_credentials');
     assert.match(error.message, /rotated/);
     assert.equal((await call(nextAuth, list)).statusCode, 200);
@@ -507,17 +511,6 @@ describe('api keys', () => {
   });
 });
 
-/** Reads until `done` holds (every 20 ms, for at most 30 s) and returns the last value read. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const giveUpAt = Date.now() + 30_000;
-  let value = await read();
-  while (!done(value) && Date.now() < giveUpAt) {
-    await sleep(20);
-    value = await read();
-  }
-  return value;
-}
-
 describe('api keys: usage once flushed to storage', () => {
   let h: Harness;
 
@@ -541,12 +534,14 @@ describe('api keys: usage once flushed to storage', () => {
         Number(r.errors),
       ]);
     // Waited for, not assumed: a flush every 10 ms may come late on a loaded machine.
-    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 3), [[day(0), 3, 1]]);
+    await until(async () => (await stored())[0]?.[1] === 3, 'three requests flushed');
+    assert.deepEqual(await stored(), [[day(0), 3, 1]]);
     const me = body(await h.call(auth, { method: 'GET', url: '/api/v1/me' })).data.key.usage;
     assert.equal(me.request_count, 3);
     assert.equal(me.last_used_ip, '127.0.0.1');
     // Once the GET /me is flushed too, the usage route must not count it twice (stored and pending).
-    assert.deepEqual(await until(stored, (rows) => rows[0]?.[1] === 4), [[day(0), 4, 1]]);
+    await until(async () => (await stored())[0]?.[1] === 4, 'the GET /me flushed');
+    assert.deepEqual(await stored(), [[day(0), 4, 1]]);
     const usage = body(await h.call(auth, { method: 'GET', url: `${keysUrl}/${record.id}/usage?days=1` })).data;
     assert.deepEqual(usage, [{ date: day(0), requests: 4, errors: 1 }]);
   });

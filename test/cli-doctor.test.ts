@@ -3,7 +3,8 @@ import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, type TestContext, test } from 'node:test';
-import { cliJson, type Env, freePort, killAll, runCli, startServer, tempDatabase } from './helpers/processes.ts';
+import { cliJson, runCli } from './helpers/cli.ts';
+import { type Env, freePort, killAll, runCliProcess, startServer, tempDatabase } from './helpers/processes.ts';
 import { TestPki } from './helpers/test-pki.ts';
 
 after(killAll);
@@ -152,10 +153,10 @@ describe('interchange doctor', { concurrency: true }, () => {
     assert.match(failed[0].message, new RegExp(`mode 0644.*chmod 600 ${join(dir, 'master.key')}`));
   });
 
-  test('a missing database file: a problem, and doctor does not create it', async (t) => {
+  test('a missing database file: a problem, and doctor does not create it (as a process: its exit code)', async (t) => {
     const db = tempDatabase();
     t.after(db.cleanup);
-    const plain = await runCli(['doctor'], db.env);
+    const plain = await runCliProcess(['doctor'], db.env);
     assert.equal(plain.code, 1);
     assert.match(plain.stdout, /^PROBLEM +database: no database at .*DATABASE_URL/m);
     assert.deepEqual(readdirSync(db.dir), []);

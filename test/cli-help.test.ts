@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { assertJsonFailure, killAll, runCli, tempDatabase } from './helpers/processes.ts';
+import { assertJsonFailure, runCli } from './helpers/cli.ts';
+import { killAll, runCliProcess, tempDatabase } from './helpers/processes.ts';
 
 after(killAll);
 
@@ -51,8 +52,8 @@ describe('interchange --help and --version', { concurrency: true }, () => {
     });
   }
 
-  test('--version prints the version of package.json', async () => {
-    const [plain, json] = await Promise.all([runCli(['--version'], {}), runCli(['--version', '--json'], {})]);
+  test('--version prints the version of package.json (as a process: its exit code and stdout)', async () => {
+    const [plain, json] = await Promise.all([runCliProcess(['--version'], {}), runCliProcess(['--version', '--json'], {})]);
     assert.equal(plain.code, 0);
     assert.equal(plain.stdout, `${version}\n`);
     assert.deepEqual(JSON.parse(json.stdout), { version });
@@ -82,11 +83,11 @@ describe('errors with --json: one object on stderr', { concurrency: true }, () =
     assertJsonFailure(runtime, 1, 'runtime_error', /file/);
   });
 
-  test('without --json the same errors stay plain text', async (t) => {
+  test('without --json the same errors stay plain text (the first as a process: its exit code and stderr)', async (t) => {
     const db = tempDatabase();
     t.after(db.cleanup);
     const [unknownCommand, unknownTenant] = await Promise.all([
-      runCli(['frobnicate'], db.env),
+      runCliProcess(['frobnicate'], db.env),
       runCli(['integrations', 'list', '--tenant', 'nope'], db.env),
     ]);
     assert.equal(unknownCommand.code, 2);

@@ -1,36 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, type TestContext, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { type KeyState, keyState } from '../src/cli/keys.ts';
-import { migrate, openStorage } from '../src/storage/database.ts';
-import { insertTenant } from '../src/storage/tenants.ts';
+import { openStorage } from '../src/storage/database.ts';
+import { assertJsonFailure, type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import {
-  assertJsonFailure,
-  type CliResult,
-  cliJson,
-  type Env,
-  type Json,
-  killAll,
-  runCli,
-  startServer,
-  tempDatabase,
-} from './helpers/processes.ts';
+import { testDatabase as database, type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 after(killAll);
-
-/** A migrated temp SQLite database for this test alone, with `tenants` written straight to storage. */
-async function database(t: TestContext, tenants: string[]): Promise<Env> {
-  const db = tempDatabase();
-  t.after(db.cleanup);
-  const storage = openStorage(db.env.DATABASE_URL);
-  try {
-    await migrate(storage);
-    for (const id of tenants) await insertTenant(storage.db, { id, name: id, type: 'production' });
-  } finally {
-    await storage.close();
-  }
-  return db.env;
-}
 
 /** `--json` output: exit 0, nothing on stderr, exactly one line on stdout holding one JSON object. */
 function oneObject(result: CliResult): Json {
@@ -102,7 +79,7 @@ describe('keyState', () => {
 
 describe('interchange keys list', () => {
   test('a STATE column and `state` in --json for keys made, revoked and rotated through the CLI', async (t) => {
-    const env = await database(t, ['acme', 'globex']);
+    const env = await database(t, { acme: 'production', globex: 'production' });
     const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
     const create = (tenant: string, name: string, ...more: string[]) =>
       cliJson(['keys', 'create', '--tenant', tenant, '--scopes', 'entities.read', '--name', name, ...more], env);
@@ -225,13 +202,11 @@ describe('interchange integrations list and executions list, on what a running s
       assert.equal(globexCall.response.status, 200);
 
       apiIntegrations = (await call(acme, 'GET', '/integrations')).body.data;
-      // The server writes its executions log behind: polled until every call is there (a ceiling, not a measure).
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        apiExecutions = (await call(acme, 'GET', '/executions?limit=100')).body.data;
-        if (apiExecutions.length >= calls.length || Date.now() > deadline) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // The server writes its executions log behind: polled until every call is there.
+      apiExecutions = await until(async () => {
+        const { data } = (await call(acme, 'GET', '/executions?limit=100')).body;
+        return data.length >= calls.length && data;
+      }, 'every execute call logged');
       assert.equal(apiExecutions.length, calls.length, 'every execute call is logged');
     } finally {
       await server.stop();

@@ -2,42 +2,21 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, type TestContext, test } from 'node:test';
-import { migrate, openStorage } from '../src/storage/database.ts';
-import { insertTenant, type TenantType } from '../src/storage/tenants.ts';
+import { after, describe, test } from 'node:test';
+import { type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import {
-  type CliResult,
-  cliJson,
-  type Env,
+  testDatabase as database,
   type Json,
   killAll,
-  runCli,
+  runCliProcess,
   type ServerProcess,
   startServer,
   tempDatabase,
 } from './helpers/processes.ts';
 import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
 
+// The commands' logic runs in this process (runCli); a few runs are real processes, for what only a process shows.
 after(killAll);
-
-/**
- * A temp SQLite database for this test alone, removed when the test ends. Tenants the test only needs
- * as a setting are written straight to storage: one process less each.
- */
-async function database(t: TestContext, tenants: Record<string, TenantType> = {}): Promise<Env> {
-  const db = tempDatabase();
-  t.after(db.cleanup);
-  if (Object.keys(tenants).length > 0) {
-    const storage = openStorage(db.env.DATABASE_URL);
-    try {
-      await migrate(storage);
-      for (const [id, type] of Object.entries(tenants)) await insertTenant(storage.db, { id, name: id, type });
-    } finally {
-      await storage.close();
-    }
-  }
-  return db.env;
-}
 
 /** `--json` output: exactly one line holding one JSON object. */
 function oneObject(result: CliResult): Json {
@@ -358,7 +337,7 @@ describe('interchange migrate', () => {
 
   test('three migrate processes at once on one empty SQLite file all exit 0, and apply it once', async (t) => {
     const env = await database(t);
-    const results = await Promise.all([1, 2, 3].map(() => runCli(['migrate', '--json'], env)));
+    const results = await Promise.all([1, 2, 3].map(() => runCliProcess(['migrate', '--json'], env)));
     for (const result of results) assert.equal(result.code, 0, result.stderr);
     const applied = results.flatMap((r) => JSON.parse(r.stdout).applied);
     assert.deepEqual(applied, allMigrations);
@@ -385,7 +364,7 @@ describe('interchange serve', { concurrency: true }, () => {
     assert.equal(await server.stop(), 0);
 
     // The CLI finds the same default database from the same folder.
-    assert.deepEqual(oneObject(await runCli(['migrate', '--json'], {}, { cwd: dir })), { applied: [] });
+    assert.deepEqual(oneObject(await runCliProcess(['migrate', '--json'], {}, { cwd: dir })), { applied: [] });
   });
 
   test('creates a missing nested data folder named by DATABASE_URL', async (t) => {
@@ -409,7 +388,7 @@ describe('interchange serve', { concurrency: true }, () => {
     t.after(cleanup);
     // A file where the folder should be: refused even for root, unlike permissions.
     writeFileSync(join(dir, 'data'), 'not a folder');
-    const result = await runCli(['serve'], { DATABASE_URL: `sqlite:${join(dir, 'data', 'ix.db')}`, PORT: '0' });
+    const result = await runCliProcess(['serve'], { DATABASE_URL: `sqlite:${join(dir, 'data', 'ix.db')}`, PORT: '0' });
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`mkdir '${join(dir, 'data')}'`));
   });
@@ -426,6 +405,6 @@ describe('interchange serve', { concurrency: true }, () => {
   });
 
   test('serve takes no arguments', async () => {
-    refused(await runCli(['serve', '--port', '80'], { DATABASE_URL: 'sqlite::memory:' }), 2, /usage: interchange serve/);
+    refused(await runCliProcess(['serve', '--port', '80'], { DATABASE_URL: 'sqlite::memory:' }), 2, /usage: interchange serve/);
   });
 });

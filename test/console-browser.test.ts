@@ -3,9 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type PhpSoapServer, startPhpSoapServer } from './helpers/php-soap-server.ts';
-import { type Env, runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type Env, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * The console walked as a person would, in a real browser (Debian's chromium, driven by playwright-core, which never
@@ -27,13 +29,7 @@ async function cli(args: string[], env: Env, input?: string): Promise<void> {
 }
 
 /** Polls `check` until it returns true (auto-waiting for what locators cannot express). */
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + stepCeilingMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const untilPage = (what: string, check: () => Promise<boolean>) => until(check, what, { ceilingMs: stepCeilingMs, everyMs: 250 });
 
 describe('the console in a real browser', () => {
   const db = tempDatabase();
@@ -195,7 +191,7 @@ describe('the console in a real browser', () => {
   });
 
   test('the daily usage of a key as a chart', async () => {
-    await until('the key shows it was used', async () => {
+    await untilPage('the key shows it was used', async () => {
       await page.reload();
       await row('crm sync').waitFor();
       // The cells after the name: key, scopes, last used.
@@ -225,7 +221,7 @@ describe('the console in a real browser', () => {
     assert.notEqual(rotated, secret);
     await shown.getByRole('button', { name: 'I have stored it' }).click();
     await shown.waitFor({ state: 'detached' });
-    await until('both keys are listed', async () => (await row('crm sync').count()) === 2);
+    await untilPage('both keys are listed', async () => (await row('crm sync').count()) === 2);
     await row('crm sync').filter({ hasText: 'Rotating' }).waitFor();
     await row('crm sync').filter({ hasText: 'Active' }).waitFor();
     assert.equal(await pageHolds(rotated), false);
@@ -377,12 +373,15 @@ describe('the console in a real browser', () => {
     await nav('Executions').click();
     await page.getByRole('heading', { name: 'Executions' }).waitFor();
     const table = page.getByRole('table');
-    await until('the three tests and the two executes are listed', async () => (await table.getByRole('row').count()) === 1 + 5);
+    await untilPage(
+      'the three tests and the two executes are listed',
+      async () => (await table.getByRole('row').count()) === 1 + 5,
+    );
     await page.getByLabel('Status').selectOption('failed');
-    await until('only the failure is listed', async () => (await table.getByRole('row').count()) === 2);
+    await untilPage('only the failure is listed', async () => (await table.getByRole('row').count()) === 2);
     await page.getByLabel('Integration').selectOption('people');
     await page.getByLabel('Started').selectOption('1h');
-    await until('the filters are in the address', async () => page.url().includes('status=failed'));
+    await untilPage('the filters are in the address', async () => page.url().includes('status=failed'));
     const failed = table.getByRole('row').nth(1);
     assert.match(await failed.innerText(), /people[\s\S]*failed[\s\S]*400[\s\S]*validation_failed/);
     await shot('15-executions-filtered');
@@ -397,9 +396,9 @@ describe('the console in a real browser', () => {
 
     // The filter survives going back.
     await page.goBack();
-    await until('the failed filter is back', async () => (await page.getByLabel('Status').inputValue()) === 'failed');
+    await untilPage('the failed filter is back', async () => (await page.getByLabel('Status').inputValue()) === 'failed');
     await page.getByLabel('Status').selectOption('succeeded');
-    await until('the successes are listed', async () => (await table.getByRole('row').count()) === 1 + 3);
+    await untilPage('the successes are listed', async () => (await table.getByRole('row').count()) === 1 + 3);
     assertClean();
   });
 
@@ -417,7 +416,7 @@ describe('the console in a real browser', () => {
     await shot('17-after-reload');
 
     await page.getByLabel('Tenant').selectOption('beta');
-    await until('the beta tenant is open', async () => new URL(page.url()).pathname === '/console/t/beta/executions');
+    await untilPage('the beta tenant is open', async () => new URL(page.url()).pathname === '/console/t/beta/executions');
     await nav('API keys').click();
     await page.getByText('No API keys yet').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0, 'a viewer cannot create keys');

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { type Env, runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type Env, runCliProcess as runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
 import { TestPki } from './helpers/test-pki.ts';
 
 /**

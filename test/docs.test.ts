@@ -216,7 +216,8 @@ describe('docs/cli.md', () => {
   /** What a CLI invocation prints on stdout. */
   async function printed(args: string[]): Promise<string> {
     const out: string[] = [];
-    const code = await runCli(args, { out: (text) => out.push(text), err: (text) => out.push(text), env: {} });
+    const stdin = (async function* () {})();
+    const code = await runCli(args, { out: (text) => out.push(text), err: (text) => out.push(text), env: {}, stdin });
     assert.equal(code, 0, `interchange ${args.join(' ')}: ${out.join('\n')}`);
     return out.join('\n');
   }

@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
 
 describe('entities', () => {
   let h: Harness;
-  let acme: { key: string; tenant: string };
-  let other: { key: string; tenant: string };
+  let acme: Auth;
+  let other: Auth;
 
   before(async () => {
     h = await harness();
-    await h.tenant('acme');
-    await h.tenant('globex');
-    acme = { key: (await h.key('acme', ['entities.*'])).key, tenant: 'acme' };
-    other = { key: (await h.key('globex', ['entities.*'])).key, tenant: 'globex' };
+    ({ acme, globex: other } = await twoTenants(h, ['entities.*']));
   });
   after(() => h.close());
 

@@ -5,19 +5,17 @@ import type { LightMyRequestResponse } from 'fastify';
 import { assertError, assertGraphqlErrors } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { gzipBomb } from './helpers/gzip-bomb.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
 import { closedPort, httpUpstream, type RawUpstream, tcpUpstream } from './helpers/raw-upstream.ts';
 
 const MiB = 1024 * 1024;
 const receiveItems = { operation: 'receive', query: '{ items { id } }' };
 const sendItem = { operation: 'send', mutation: 'mutation { addItem(id: "1") { id } }' };
 
-type Auth = { key: string; tenant: string };
-
 /** A tenant with a key allowed to write and run integrations, on harness `h`. */
 async function caller(h: Harness): Promise<Auth> {
   await h.tenant('acme');
-  return { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
+  return h.auth('acme', ['integrations.*']);
 }
 
 async function putIntegration(h: Harness, auth: Auth, id: string, config: Record<string, unknown>): Promise<void> {

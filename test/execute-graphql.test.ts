@@ -4,11 +4,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, type RecordedRequest, startGraphqlServer } from './helpers/graphql-server.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
 
 /** End to end through app.inject() against a real GraphQL server: every operation of docs/execute.md#graphql-connector. */
-
-type Auth = { key: string; tenant: string };
 
 const cursorOf = (id: string) => Buffer.from(`user:${id}`).toString('base64');
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ id: String(from + i) }));
@@ -86,8 +84,8 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
     h = await harness();
     await h.tenant('acme');
     await h.tenant('globex');
-    acme = { key: (await h.key('acme', ['integrations.*', 'executions.read'])).key, tenant: 'acme' };
-    globex = { key: (await h.key('globex', ['integrations.*'])).key, tenant: 'globex' };
+    acme = await h.auth('acme', ['integrations.*', 'executions.read']);
+    globex = await h.auth('globex', ['integrations.*']);
     upstream = await startGraphqlServer();
     assert.equal((await put('gql', { base_url: upstream.origin })).statusCode, 201);
   });

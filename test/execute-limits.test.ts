@@ -7,11 +7,12 @@ import { requestFingerprint } from '../src/execution/fingerprint.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { assertError, assertGraphqlErrors, type ErrorPayload } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
-import { heldUpstream, pagedUpstream, residentMemory, until } from './helpers/limit-upstreams.ts';
+import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
+import { heldUpstream, pagedUpstream, residentMemory } from './helpers/limit-upstreams.ts';
 import { onPostgres } from './helpers/postgres.ts';
 import { type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * What one execute may cost (docs/limits.md#upstreams): the bytes of all its upstream answers together, its whole duration, the
@@ -22,7 +23,6 @@ import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 after(killAll);
 
 const MiB = 1024 * 1024;
-type Auth = { key: string; tenant: string };
 
 const paginated = (maxPages: number) => ({
   operation: 'receive',
@@ -34,12 +34,7 @@ const receiveItems = { operation: 'receive', query: '{ items { id } }' };
 /** A harness with tenants `acme` and `globex`, each with a key that may run integrations and read executions. */
 async function setUp(env: Record<string, string> = {}): Promise<{ h: Harness; acme: Auth; globex: Auth }> {
   const h = await harness(env);
-  const auths: Auth[] = [];
-  for (const tenant of ['acme', 'globex']) {
-    await h.tenant(tenant);
-    auths.push({ key: (await h.key(tenant, ['integrations.*', 'executions.read'])).key, tenant });
-  }
-  return { h, acme: auths[0], globex: auths[1] };
+  return { h, ...(await twoTenants(h, ['integrations.*', 'executions.read'])) };
 }
 
 async function put(h: Harness, auth: Auth, id: string, connector: string, config: Record<string, unknown>): Promise<void> {

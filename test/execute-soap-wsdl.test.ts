@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { assertError, issuePaths, assertOk as ok, sleep } from './helpers/assertions.ts';
-import { type Harness, harness } from './helpers/harness.ts';
+import { assertError, issuePaths, assertOk as ok } from './helpers/assertions.ts';
+import { type Auth, type Harness, harness } from './helpers/harness.ts';
 import { type PhpSoapServer, type SoapLogEntry, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 
 /** SOAP WSDL mode end to end through app.inject() against PHP's SoapServer (docs/execute.md#wsdl-mode). */
 
-type Auth = { key: string; tenant: string };
 const CALC = 'http://example.com/calculator';
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
@@ -37,7 +37,7 @@ const passwd = readFileSync('/etc/passwd', 'utf8').split('\n')[0];
 async function app(env: Record<string, string> = {}): Promise<{ h: Harness; auth: Auth }> {
   const h = await harness(env);
   await h.tenant('acme');
-  return { h, auth: { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' } };
+  return { h, auth: await h.auth('acme', ['integrations.*']) };
 }
 const put = (s: { h: Harness; auth: Auth }, id: string, config: Record<string, unknown>) =>
   s.h.call(s.auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector: 'soap-1.0.0', config } });
@@ -247,8 +247,11 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       const error = assertError(await call('slow', operation, 'Slow', { seconds: 2 }), 504, 'upstream_timeout');
       assert.ok(performance.now() - started >= 950 * attempts);
       assert.deepEqual(error.details, { timeout_seconds: 1 });
-      // The PHP server logs a call when it has handled it: wait (with a generous ceiling) for every attempt's entry.
-      for (let i = 0; i < 600 && posts(soap).length < attempts; i++) await sleep(50);
+      // The PHP server logs a call when it has handled it: wait for every attempt's entry.
+      await until(
+        () => posts(soap).length >= attempts,
+        () => `${attempts} calls in the PHP server's log`,
+      );
       assert.deepEqual(
         posts(soap).map((e) => [e.path, e.soapAction]),
         Array(attempts).fill(['/calculator', `"${CALC}/Slow"`]),
@@ -327,9 +330,8 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     ]);
   });
 
-  test('IX_WSDL_CACHE_SIZE bounds the cache; IX_WSDL_CACHE_TTL_SECONDS expires entries', async () => {
+  test('IX_WSDL_CACHE_SIZE bounds the cache; IX_WSDL_CACHE_TTL_SECONDS expires entries', async (t) => {
     const small = await app({ IX_WSDL_CACHE_SIZE: '1' });
-    // 3 s: two calls in a row land within it even on a loaded machine.
     const brief = await app({ IX_WSDL_CACHE_TTL_SECONDS: '3' });
     try {
       for (const id of ['one', 'two']) await put(small, id, { endpoint_url: soap.url('/calculator?wsdl') });
@@ -338,12 +340,16 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       for (const id of ['one', 'two', 'one', 'one']) ok(await run(small, id, { operation: 'test' }));
       assert.equal(gets(soap).length, 3, 'one, two, one again: the last call is a hit');
       soap.clearLog();
+      // The app's clock (Date, in this process) stands still from the first load, then moves on to the TTL's end.
+      const loadedAt = Date.now();
+      t.mock.timers.enable({ apis: ['Date'], now: loadedAt });
       ok(await run(brief, 'one', { operation: 'test' }));
+      t.mock.timers.setTime(loadedAt + 2999);
       ok(await run(brief, 'one', { operation: 'test' }));
-      assert.equal(gets(soap).length, 1);
-      await sleep(3100);
+      assert.equal(gets(soap).length, 1, 'within the TTL: a hit');
+      t.mock.timers.setTime(loadedAt + 3000);
       ok(await run(brief, 'one', { operation: 'test' }));
-      assert.equal(gets(soap).length, 2);
+      assert.equal(gets(soap).length, 2, 'at the TTL: loaded again');
     } finally {
       await Promise.all([small.h.close(), brief.h.close()]);
     }

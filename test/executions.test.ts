@@ -5,10 +5,8 @@ import type { ConnectorDefinition } from '../src/connectors/connector.ts';
 import { builtInConnectors } from '../src/connectors/registry.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
 import { closedPort } from './helpers/raw-upstream.ts';
-
-type Auth = { key: string; tenant: string };
 
 const executionKeys = [
   'api_key_id',
@@ -51,9 +49,9 @@ describe('the executions log', () => {
     const runnerKey = await h.key('acme', ['integrations.*']);
     runner = { key: runnerKey.key, tenant: 'acme' };
     runnerKeyId = runnerKey.record.id;
-    reader = { key: (await h.key('acme', ['executions.read'])).key, tenant: 'acme' };
-    globexRunner = { key: (await h.key('globex', ['integrations.*'])).key, tenant: 'globex' };
-    globexReader = { key: (await h.key('globex', ['executions.*'])).key, tenant: 'globex' };
+    reader = await h.auth('acme', ['executions.read']);
+    globexRunner = await h.auth('globex', ['integrations.*']);
+    globexReader = await h.auth('globex', ['executions.*']);
     for (const [auth, id] of [
       [runner, 'crm'],
       [runner, 'erp'],

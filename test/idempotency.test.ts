@@ -3,10 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { assertError, assertGraphqlErrors, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
-
-type Auth = { key: string; tenant: string };
 
 const createUser = (name: string) => ({
   operation: 'send',
@@ -26,10 +24,7 @@ describe('Idempotency-Key on execute', () => {
 
   before(async () => {
     h = await harness();
-    await h.tenant('acme');
-    await h.tenant('globex');
-    acme = { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
-    globex = { key: (await h.key('globex', ['integrations.*'])).key, tenant: 'globex' };
+    ({ acme, globex } = await twoTenants(h, ['integrations.*']));
     upstream = await startGraphqlServer();
     // Holds every answer 300 ms, so that two requests overlap.
     slow = await httpUpstream((_req, res) => {

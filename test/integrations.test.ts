@@ -2,19 +2,16 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
 
 describe('integrations', () => {
   let h: Harness;
-  let acme: { key: string; tenant: string };
-  let globex: { key: string; tenant: string };
+  let acme: Auth;
+  let globex: Auth;
 
   before(async () => {
     h = await harness();
-    await h.tenant('acme');
-    await h.tenant('globex');
-    acme = { key: (await h.key('acme', ['integrations.*'])).key, tenant: 'acme' };
-    globex = { key: (await h.key('globex', ['integrations.*'])).key, tenant: 'globex' };
+    ({ acme, globex } = await twoTenants(h, ['integrations.*']));
   });
   after(() => h.close());
 

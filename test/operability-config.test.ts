@@ -10,11 +10,12 @@ import {
   freePort,
   type Json,
   killAll,
-  runCli,
+  runCliProcess,
   type ServerProcess,
   startServer,
   tempDatabase,
 } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 after(killAll);
 
@@ -85,7 +86,7 @@ describe('a setting that cannot work stops the start: exit 2, naming the variabl
     test(`${row.name}=${JSON.stringify(row.value)}`, async (t) => {
       const db = tempDatabase();
       t.after(db.cleanup);
-      const result = await runCli(['serve'], { ...db.env, ...row.env, [row.name]: row.value });
+      const result = await runCliProcess(['serve'], { ...db.env, ...row.env, [row.name]: row.value });
       assert.equal(result.code, 2, result.stderr);
       assert.match(result.stderr, new RegExp(`\\b${row.name}\\b`));
       assert.ok(result.stderr.includes(row.says), result.stderr);
@@ -98,7 +99,7 @@ describe('a setting that cannot work stops the start: exit 2, naming the variabl
   test('LOG_LEVEL=loud: the message lists the levels, not pino internals', async (t) => {
     const db = tempDatabase();
     t.after(db.cleanup);
-    const result = await runCli(['serve'], { ...db.env, LOG_LEVEL: 'loud' });
+    const result = await runCliProcess(['serve'], { ...db.env, LOG_LEVEL: 'loud' });
     assert.equal(result.code, 2);
     assert.equal(result.stderr.trim(), 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"');
   });
@@ -138,7 +139,7 @@ describe('a database that cannot be reached is named, without its password', () 
   for (const command of ['serve', 'migrate']) {
     test(`interchange ${command}: exit 1, DATABASE_URL named, password removed`, async () => {
       const port = await freePort(); // closed a moment ago: nothing listens there
-      const result = await runCli([command], {
+      const result = await runCliProcess([command], {
         DATABASE_URL: `postgres://ix:s3cretpw@127.0.0.1:${port}/x`,
         IX_MASTER_KEY: testMasterKey(),
       });
@@ -152,7 +153,7 @@ describe('a database that cannot be reached is named, without its password', () 
 
   test('a SQLite folder that can never be created (under /proc) is a clear exit 1, not a process spinning for ever', async () => {
     // Node's recursive mkdir loops where the kernel answers ENOENT for good; the ceiling only catches that loop.
-    const result = await runCli(['migrate'], { DATABASE_URL: 'sqlite:/proc/ix-nope/x.db' }, { timeoutMs: 60_000 });
+    const result = await runCliProcess(['migrate'], { DATABASE_URL: 'sqlite:/proc/ix-nope/x.db' }, { timeoutMs: 60_000 });
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, /^error: cannot open the SQLite database \/proc\/ix-nope\/x\.db \(DATABASE_URL\): ENOENT/);
   });
@@ -167,15 +168,12 @@ function logLines(server: ServerProcess): Json[] {
     .map((line) => JSON.parse(line));
 }
 
-/** Polls the server's log until a line matches; the ceiling is generous, it only catches a line that never comes. */
-async function logLine(server: ServerProcess, match: (line: Json) => boolean, ceilingMs = 30_000): Promise<Json> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const line = logLines(server).find(match);
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no such log line; stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls the server's log until a line matches. */
+function logLine(server: ServerProcess, match: (line: Json) => boolean): Promise<Json> {
+  return until(
+    () => logLines(server).find(match),
+    () => `no such log line; stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`,
+  );
 }
 
 const isSummary = (line: Json) => typeof line.msg === 'string' && line.msg.startsWith('Interchange ');
@@ -256,8 +254,10 @@ describe('LOG_FORMAT=pretty', () => {
     t.after(db.cleanup);
     const server = await startServer({ ...db.env, LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' });
     t.after(() => server.stop());
-    const deadline = Date.now() + 30_000;
-    while (!server.stdout().includes('masterKey') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(
+      () => server.stdout().includes('masterKey'),
+      () => `the summary's masterKey field in:\n${server.stdout()}`,
+    );
     const lines = server
       .stdout()
       .split('\n')

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, describe, type TestContext, test } from 'node:test';
-import { assertJsonFailure, cliJson, type Env, killAll, runCli, startServer, tempDatabase } from './helpers/processes.ts';
+import { assertJsonFailure, cliJson, runCli } from './helpers/cli.ts';
+import { type Env, killAll, runCliProcess, startServer, testDatabase } from './helpers/processes.ts';
 
 after(killAll);
 
-/** `interchange users …` as real processes on a temp SQLite database (docs/cli.md#people). */
+/** `interchange users …` on a temp SQLite database (docs/cli.md#people), in this process but where stdin is piped. */
 
 const password = 'correct horse battery staple';
 
 async function database(t: TestContext): Promise<Env> {
-  const db = tempDatabase();
-  t.after(db.cleanup);
-  await cliJson(['tenants', 'create', 'acme', '--name', 'Acme Corp'], db.env);
-  return db.env;
+  const env = await testDatabase(t);
+  await cliJson(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
+  return env;
 }
 
 function createUser(env: Env, email: string, input: string, extra: string[] = []) {
@@ -22,7 +22,12 @@ function createUser(env: Env, email: string, input: string, extra: string[] = []
 describe('interchange users', () => {
   test('create reads the password from stdin; list, grant and revoke; then the person signs in', async (t) => {
     const env = await database(t);
-    const created = await createUser(env, 'Ada@Example.com', `${password}\n`, ['--name', 'Ada Lovelace']);
+    // A real process, its standard input a pipe: what `printf … | interchange users create` does.
+    const created = await runCliProcess(
+      ['users', 'create', 'Ada@Example.com', '--password-stdin', '--json', '--name', 'Ada Lovelace'],
+      env,
+      { input: `${password}\n` },
+    );
     assert.equal(created.code, 0, created.stderr);
     const user = JSON.parse(created.stdout);
     assert.deepEqual(Object.keys(user).sort(), ['created_at', 'email', 'id', 'name']);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createUser } from '../src/auth/user-service.ts';
+import { findUserByEmail } from '../src/storage/users.ts';
 import { assertError, assertOk } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { asPerson, password, person, signIn, tokensOf } from './helpers/people.ts';
@@ -55,6 +57,15 @@ describe('people: sessions', () => {
     ]);
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.ok(!res.body.includes('password'), 'no password or hash in the answer');
+  });
+
+  test('a password is stored as scrypt N=2^15, r=8, p=3 with a salt of its own, and signs in at that cost', async () => {
+    // The other users here are fixtures with a cheaper hash (helpers/people.ts): this one is made as the CLI makes it.
+    await createUser(h.storage.db, { email: 'Cost@example.com', password });
+    const stored = (await findUserByEmail(h.storage.db, 'cost@example.com'))?.password_hash;
+    assert.match(stored ?? '', /^scrypt\$32768\$8\$3\$[\w-]{22}\$[\w-]{43}$/);
+    assertOk(await signIn(h, 'cost@example.com'));
+    assertError(await signIn(h, 'cost@example.com', 'not the password at all'), 401, 'invalid_credentials');
   });
 
   test('a wrong password and an unknown email get the same 401 invalid_credentials', async () => {

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { until } from './helpers/until.ts';
 
 type Auth = { key: string; tenant: string };
 
@@ -217,11 +218,15 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (docs/li
       }
       // kind 2: connects and sends nothing.
     });
+    let ceiling: NodeJS.Timeout | undefined;
     try {
-      // A generous ceiling for a loaded machine; the contract bound is checked from when the clients started.
+      // A generous ceiling for a loaded machine; the contract bound is checked from when the clients started. Cleared
+      // below: a pending 60 s timer kept this file's process alive for a minute after its last test.
       const results = await Promise.race([
         Promise.all(closed),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('connections still open after 60 s')), 60_000)),
+        new Promise<never>((_, reject) => {
+          ceiling = setTimeout(() => reject(new Error('connections still open after 60 s')), 60_000);
+        }),
       ]);
       for (const [i, { text, closedAt }] of results.entries()) {
         assert.ok(closedAt - startedAt >= 1900, `client ${i} was closed before the 2 s limit`);
@@ -233,6 +238,7 @@ describe('a request must arrive whole within IX_REQUEST_TIMEOUT_SECONDS (docs/li
         assert.match(text, new RegExp(`x-request-id: ${payload.request_id}`, 'i'));
       }
     } finally {
+      clearTimeout(ceiling);
       for (const timer of drip) clearInterval(timer);
       for (const socket of clients) socket.destroy();
     }
@@ -295,7 +301,7 @@ describe('shutting down (docs/limits.md#shutting-down)', () => {
       `POST /api/v1/integrations/gql/execute HTTP/1.1\r\nHost: x\r\nX-API-Key: ${acme.key}\r\nX-Tenant-ID: acme\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${execute.length}\r\n\r\n${execute}`,
     );
-    for (let i = 0; i < 1200 && upstream.requests === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => upstream.requests > 0, 'the execute reached the upstream');
     assert.equal(upstream.requests, 1);
 
     const closing = h.app.close();

@@ -3,10 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { sleep } from './helpers/assertions.ts';
+import { cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
-import { cliJson, type Env, freePort, type Json, killAll, runCli, type ServerProcess, startServer } from './helpers/processes.ts';
+import { type Env, freePort, type Json, killAll, runCliProcess, type ServerProcess, startServer } from './helpers/processes.ts';
 import { acceptedAfterRevocation, describeAcceptance } from './helpers/revocation.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * Scale out (README "Scale out") with real processes: `interchange serve`
@@ -79,17 +82,6 @@ async function read(response: Promise<Response>): Promise<{ status: number; head
 
 function createKey(env: Env, scopes: string, rateLimit: number): Promise<Key> {
   return cliJson(['keys', 'create', '--tenant', tenant, '--scopes', scopes, '--rate-limit', String(rateLimit)], env);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 20 ms until it holds; fails the test after `ceilingMs` (a ceiling, not a measure). */
-async function until(check: () => Promise<boolean> | boolean, what: string | (() => string), ceilingMs = 30_000): Promise<void> {
-  const giveUpAt = Date.now() + ceilingMs;
-  while (!(await check())) {
-    if (Date.now() >= giveUpAt) assert.fail(`${typeof what === 'string' ? what : what()}: not within ${ceilingMs} ms`);
-    await sleep(20);
-  }
 }
 
 /**
@@ -423,8 +415,8 @@ describe('starting on PostgreSQL', () => {
     const databaseUrl = await freshDatabase();
     const { IX_MASTER_KEY: _omitted, ...env } = deployment(databaseUrl);
     // With REDIS_URL set, a half-started server would be held open by its Redis client: it would be
-    // killed at runCli's ceiling (code null). A ceiling, not a measure: start-up may be slow here.
-    const result = await runCli(['serve'], { ...env, PORT: String(await freePort()) });
+    // killed at runCliProcess's ceiling (code null). A ceiling, not a measure: start-up may be slow here.
+    const result = await runCliProcess(['serve'], { ...env, PORT: String(await freePort()) });
     assert.notEqual(result.code, null, `serve did not exit (stderr: ${result.stderr})`);
     assert.equal(result.code, 2, result.stderr);
     assert.equal(result.stdout, '');

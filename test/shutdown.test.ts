@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, type TestContext, test } from 'node:test';
-import { cliJson, type Env, type Json, killAll, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { cliJson } from './helpers/cli.ts';
+import { type Env, type Json, killAll, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
 
 after(killAll);
 

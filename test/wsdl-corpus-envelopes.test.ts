@@ -7,6 +7,7 @@ import {
   type CorpusServer,
   corpusApp,
   corpusEntries,
+  describeWithCorpus,
   type Recorded,
   recordingEndpoint,
   serveCorpus,
@@ -118,7 +119,7 @@ function arrayTypeProblems(root: QualifiedElement): { problems: string[] } {
 const sampleKey = (entry: CorpusEntry, sample: { service: string; port: string; operation: string }) =>
   `${entry.name}/${sample.service}/${sample.port}/${sample.operation}`;
 
-describe('real-world WSDLs: Interchange sends the envelope python-zeep builds for the same call (issue 9)', () => {
+describeWithCorpus('real-world WSDLs: Interchange sends the envelope python-zeep builds for the same call (issue 9)', () => {
   let corpus: CorpusServer;
   let endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
   let h: Harness;

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { body, type Harness } from './helpers/harness.ts';
 import {
   type CorpusEntry,
   type CorpusServer,
   corpusApp,
   corpusEntries,
+  describeWithCorpus,
   serveCorpus,
   type ZeepReading,
   zeepReadings,
@@ -48,7 +49,7 @@ function normalise(services: Services): Services {
   }));
 }
 
-describe('real-world WSDLs: Interchange lists the operations python-zeep reads (issue 9)', () => {
+describeWithCorpus('real-world WSDLs: Interchange lists the operations python-zeep reads (issue 9)', () => {
   let corpus: CorpusServer;
   let h: Harness;
   let auth: { key: string; tenant: string };

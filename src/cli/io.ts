@@ -1,14 +1,17 @@
-/** Where a command writes; tests pass their own to read what it said. */
+/** Where a command reads and writes; tests pass their own to run it in their process and read what it said. */
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   env: Readonly<Record<string, string | undefined>>;
+  /** Standard input: `users create --password-stdin` reads the password from it. */
+  stdin: AsyncIterable<string | Buffer> & { readonly isTTY?: boolean };
 }
 
 export const processIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   env: process.env,
+  stdin: process.stdin,
 };
 
 /** A mistake in how the command was called: exit code 2. `usage` is printed after the message in plain-text mode. */

@@ -27,10 +27,10 @@ const actions = {
 export const usersUsage = groupUsage('users', actions);
 
 /** Standard input, whole: the password, with one line ending removed. */
-async function readPassword(): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in');
+async function readPassword(stdin: CliIo['stdin']): Promise<string> {
+  if (stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in');
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
@@ -56,7 +56,7 @@ export async function usersCommand(args: string[], io: CliIo): Promise<number> {
       if (!values['password-stdin']) {
         throw new UsageError('--password-stdin is required: the password is read from standard input, never from an argument');
       }
-      const password = await readPassword();
+      const password = await readPassword(io.stdin);
       if (password.length < minPasswordLength) {
         throw new UsageError(`the password must be at least ${minPasswordLength} characters`);
       }

@@ -11,6 +11,12 @@ import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { insertTenant, type TenantType } from '../../src/storage/tenants.ts';
 import { createTestDatabase, onPostgres, testMasterKey } from './postgres.ts';
 
+/** The credentials `call` takes: a key's secret and its tenant. */
+export interface Auth {
+  key: string;
+  tenant: string;
+}
+
 export interface Harness {
   app: FastifyInstance;
   storage: Storage;
@@ -24,8 +30,10 @@ export interface Harness {
     scopes: string[],
     extra?: { expires_at?: string; rate_limit_per_minute?: number; name?: string },
   ): Promise<{ key: string; record: ApiKeyRecord }>;
+  /** A new key of the (existing) tenant with `scopes`, as the credentials `call` takes. */
+  auth(tenantId: string, scopes: string[], extra?: { rate_limit_per_minute?: number }): Promise<Auth>;
   /** `app.inject` with the key and tenant headers set. */
-  call(auth: { key: string; tenant: string } | null, options: InjectOptions): Promise<LightMyRequestResponse>;
+  call(auth: Auth | null, options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -48,7 +56,7 @@ export async function harness(
   });
   const storage = openStorage(config.databaseUrl);
   const app = await build(config, { storage, connectors: options.connectors?.(config), logStream: options.logStream });
-  return {
+  const h: Harness = {
     app,
     storage,
     config,
@@ -60,6 +68,9 @@ export async function harness(
       const tenant = { id: tenantId, name: '', type: 'production' as const, created_at: '' };
       const row = await storage.db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirstOrThrow();
       return createApiKey(storage.db, { ...tenant, type: row.type as TenantType }, { scopes, ...extra }, config.defaultRateLimit);
+    },
+    async auth(tenantId, scopes, extra = {}) {
+      return { key: (await h.key(tenantId, scopes, extra)).key, tenant: tenantId };
     },
     call(auth, options) {
       const headers: Record<string, string> = { ...(options.headers as Record<string, string>) };
@@ -77,6 +88,14 @@ export async function harness(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return h;
+}
+
+/** Tenants acme and globex, each with a key of `scopes`: the pair a test of tenant isolation compares. */
+export async function twoTenants(h: Harness, scopes: string[]): Promise<{ acme: Auth; globex: Auth }> {
+  await h.tenant('acme');
+  await h.tenant('globex');
+  return { acme: await h.auth('acme', scopes), globex: await h.auth('globex', scopes) };
 }
 
 /** The parsed JSON body. */

@@ -1,16 +1,6 @@
-import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { httpUpstream, type RawUpstream } from './raw-upstream.ts';
-
-/** Polls `check` every 20 ms until it holds; fails after `ceilingMs` (a ceiling that catches a hang, not a measure). */
-export async function until(check: () => boolean | Promise<boolean>, what: () => string, ceilingMs = 30_000): Promise<void> {
-  const giveUpAt = Date.now() + ceilingMs;
-  while (!(await check())) {
-    if (Date.now() >= giveUpAt) assert.fail(`${what()}: not within ${ceilingMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** One page of a Relay connection `items`, with `records` already serialized as JSON array members. */
 function pageJson(records: string, hasNextPage: boolean, endCursor: string): string[] {

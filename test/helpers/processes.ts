@@ -1,9 +1,12 @@
-import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { TestContext } from 'node:test';
+import { migrate, openStorage } from '../../src/storage/database.ts';
+import { insertTenant, type TenantType } from '../../src/storage/tenants.ts';
+import type { CliResult } from './cli.ts';
 
 /** The CLI entry point, run by the same Node that runs the tests. */
 export const bin = resolve(import.meta.dirname, '../../bin/interchange.js');
@@ -14,10 +17,7 @@ export type Env = Record<string, string>;
 // biome-ignore lint/suspicious/noExplicitAny: a test reads parsed JSON by its documented shape.
 export type Json = any;
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+export interface ProcessResult extends CliResult {
   /** `performance.now()` when the process exited (its output may arrive a little later). */
   exitedAt: number;
 }
@@ -65,6 +65,26 @@ export function tempDatabase(): { dir: string; env: Env; cleanup(): void } {
   };
 }
 
+/**
+ * The env of a temp SQLite database for test `t` alone, removed when it ends. With `tenants` (id → type, named after
+ * their id) it is migrated and they are written straight to storage, cheaper than a command each; without, the file
+ * does not exist yet.
+ */
+export async function testDatabase(t: TestContext, tenants: Record<string, TenantType> = {}): Promise<Env> {
+  const db = tempDatabase();
+  t.after(db.cleanup);
+  if (Object.keys(tenants).length > 0) {
+    const storage = openStorage(db.env.DATABASE_URL);
+    try {
+      await migrate(storage);
+      for (const [id, type] of Object.entries(tenants)) await insertTenant(storage.db, { id, name: id, type });
+    } finally {
+      await storage.close();
+    }
+  }
+  return db.env;
+}
+
 /** A TCP port that was free a moment ago (listen on 0, read it, close). */
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -98,27 +118,16 @@ function captureOutput(child: ChildProcess): { stdout(): string; stderr(): strin
 const startCeilingMs = 60_000;
 const stopCeilingMs = 30_000;
 
-/** A failure with `--json`: nothing on stdout, one line on stderr holding exactly `{"error": {"code", "message"}}`. */
-export function assertJsonFailure(result: CliResult, exitCode: 1 | 2, code: string, message: RegExp): void {
-  assert.equal(result.code, exitCode, result.stderr);
-  assert.equal(result.stdout, '');
-  assert.match(result.stderr, /^[^\n]+\n$/, 'one line on stderr');
-  const body = JSON.parse(result.stderr);
-  assert.deepEqual(Object.keys(body), ['error']);
-  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message']);
-  assert.equal(body.error.code, code);
-  assert.match(body.error.message, message);
-}
-
 /**
- * Runs `interchange <args>` to completion; one that runs past `timeoutMs` (default 60 s) is killed (code null). `input`
- * is written to its standard input (otherwise it has none).
+ * Runs `interchange <args>` as a process, to completion; one that runs past `timeoutMs` (default 60 s) is killed (code
+ * null). `input` is written to its standard input (otherwise it has none). For what only a process shows (its exit,
+ * stdio, signals, working folder, several at once on one file); test a command's logic with runCli (helpers/cli.ts).
  */
-export function runCli(
+export function runCliProcess(
   args: string[],
   env: Env,
   options: { cwd?: string; timeoutMs?: number; input?: string } = {},
-): Promise<CliResult> {
+): Promise<ProcessResult> {
   return new Promise((resolveResult, reject) => {
     const stdin = options.input === undefined ? 'ignore' : 'pipe';
     const child = track(
@@ -136,13 +145,6 @@ export function runCli(
     // Resolved on 'close', not 'exit': stdout and stderr are complete only then.
     child.once('close', (code) => resolveResult({ code, stdout: output.stdout(), stderr: output.stderr(), exitedAt }));
   });
-}
-
-/** Runs a CLI command that must succeed with `--json` and returns what it printed, parsed. */
-export async function cliJson(args: string[], env: Env): Promise<Json> {
-  const result = await runCli([...args, '--json'], env);
-  if (result.code !== 0) throw new Error(`interchange ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-  return JSON.parse(result.stdout);
 }
 
 function exited(child: ChildProcess): Promise<number | null> {

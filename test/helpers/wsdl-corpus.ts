@@ -1,13 +1,53 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize, resolve, sep } from 'node:path';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { type Harness, harness } from './harness.ts';
+import { type Auth, type Harness, harness } from './harness.ts';
 
-/** The corpus of real-world WSDLs beside the checkout (CI has ../shared there); read, never written. */
-export const corpusDir = resolve(import.meta.dirname, '../../../shared/wsdl-corpus');
+const checkout = resolve(import.meta.dirname, '../..');
+
+/** Whether the corpus tests run here, and if not, whether that is a skip (a fresh clone) or a failure (CI). */
+export interface CorpusGate {
+  /** The corpus folder: IX_WSDL_CORPUS (relative to the checkout), by default ../shared/wsdl-corpus beside it. */
+  dir: string;
+  /** Set when the tests are skipped: what is missing and how to get it. */
+  skip?: string;
+  /** Set when a missing corpus is a failure: under CI, or when IX_WSDL_CORPUS names a folder that is not there. */
+  fail?: string;
+}
+
+/**
+ * The corpus is not in the repository (never copy it in): a clone without it skips its tests, saying so in one line;
+ * CI (CI=true) has ../shared beside its clone, so there, as when IX_WSDL_CORPUS was set on purpose, absence fails.
+ */
+export function corpusGate(env: Readonly<Record<string, string | undefined>>, isFolder: (path: string) => boolean): CorpusGate {
+  const dir = resolve(checkout, env.IX_WSDL_CORPUS || '../shared/wsdl-corpus');
+  if (isFolder(dir)) return { dir };
+  const missing = `no WSDL corpus at ${dir}`;
+  if (env.IX_WSDL_CORPUS) return { dir, fail: `${missing}, the folder IX_WSDL_CORPUS names` };
+  if (env.CI && env.CI !== 'false') return { dir, fail: `${missing}: CI must run the corpus tests (../shared beside the clone)` };
+  return { dir, skip: `${missing}: set IX_WSDL_CORPUS to the folder holding it, or put ../shared beside the checkout` };
+}
+
+const gate = corpusGate(process.env, (path) => existsSync(path) && statSync(path).isDirectory());
+
+/** The corpus of real-world WSDLs; read, never written. */
+export const corpusDir = gate.dir;
+
+/**
+ * `describe(name, body)` when the corpus is there. Otherwise one test in its place: skipped with the reason (one line
+ * in the test report), or failed when the corpus must be there (`CorpusGate.fail`).
+ */
+export function describeWithCorpus(name: string, body: () => void): void {
+  const { skip, fail } = gate;
+  if (fail !== undefined) test(name, () => assert.fail(fail));
+  else if (skip !== undefined) test(name, { skip }, () => {});
+  else describe(name, body);
+}
 
 /** Debian's Python, which has python3-zeep and python3-suds (.ci/run installs them); not a pyenv shim on PATH. */
 const debianPython = '/usr/bin/python3';
@@ -129,15 +169,19 @@ export interface ZeepPort {
 
 export type ZeepReading = { services: Array<{ name: string; ports: ZeepPort[] }> } | { error: string };
 
+// The oracle reads xml.xsd from the corpus's _wellknown folder: the same folder as the tests, wherever it is.
+const oracleOptions = {
+  encoding: 'utf8',
+  maxBuffer: 64 * 1024 * 1024,
+  env: { ...process.env, IX_WSDL_CORPUS: corpusDir },
+} as const;
+
 /**
  * What python-zeep makes of each URL (test/oracle/zeep_oracle.py), in one Python process. Asynchronous: the corpus
  * server it fetches from runs in this process.
  */
 export async function zeepReadings(urls: string[]): Promise<Record<string, ZeepReading>> {
-  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, ...urls], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, ...urls], oracleOptions);
   return JSON.parse(stdout);
 }
 
@@ -172,10 +216,7 @@ export type ZeepSamples = Array<ZeepSample | ZeepSampleError> | { error: string 
 
 /** zeep's sample calls for each URL (up to three operations per SOAP port), in one Python process. */
 export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSamples>> {
-  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--samples', ...urls], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--samples', ...urls], oracleOptions);
   return JSON.parse(stdout);
 }
 
@@ -183,9 +224,8 @@ export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSa
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.
  */
-export async function corpusApp(): Promise<{ h: Harness; auth: { key: string; tenant: string } }> {
+export async function corpusApp(): Promise<{ h: Harness; auth: Auth }> {
   const h = await harness({ IX_UPSTREAM_MAX_BYTES: String(10 * 1024 * 1024) });
   await h.tenant('acme');
-  const { key } = await h.key('acme', ['*'], { rate_limit_per_minute: 100_000 });
-  return { h, auth: { key, tenant: 'acme' } };
+  return { h, auth: await h.auth('acme', ['*'], { rate_limit_per_minute: 100_000 }) };
 }
