@@ -8,6 +8,7 @@ import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { password, person } from './helpers/people.ts';
 import { redisTestUrl } from './helpers/postgres.ts';
+import { until } from './helpers/until.ts';
 
 /**
  * Sign-in under parallel load (issue 17; docs/api.md#failed-authentications, docs/people-and-console.md#sign-in). Counts, not times: how many passwords were checked
@@ -31,6 +32,29 @@ after(async () => {
     redis.disconnect();
   }
 });
+
+/**
+ * Until each instance's Redis connection is up: before that, an instance counts in memory (its insurance limiter, as
+ * docs/api.md says), and a burst sent then would be counted per instance. Probes from addresses of their own, one
+ * wrong sign-in per instance, until Redis holds a count from every instance.
+ */
+async function untilBothCountInRedis(apps: FastifyInstance[]): Promise<void> {
+  const redis = new Redis(redisTestUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  let probes = 0;
+  try {
+    await until(
+      async () => {
+        const address = `198.18.7.${++probes}`;
+        for (const app of apps) await signInOn(app, `probe${probes}@example.com`, 'not the password at all', address);
+        return Number(await redis.get(`${prefix}:authfail:${address}`)) === apps.length;
+      },
+      () => `both instances counting in Redis (${probes} probes)`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
 
 function signInOn(app: FastifyInstance, email: string, secret: string, remoteAddress: string) {
   return app.inject({ method: 'POST', url: '/api/v1/auth/sign-in', payload: { email, password: secret }, remoteAddress });
@@ -77,6 +101,7 @@ for (const deployment of deployments) {
       await h.tenant('acme');
       await person(h, 'ada@example.com', { acme: 'admin' });
       await person(h, 'bob@example.com', { acme: 'viewer' });
+      if (deployment.redis) await untilBothCountInRedis(apps);
     });
     after(async () => {
       if (apps?.[1]) await apps[1].close();
