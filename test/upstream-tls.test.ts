@@ -333,7 +333,9 @@ describe('config.tls: what answers show, warnings and validation', () => {
       [],
     );
     assert.deepEqual(paths({ ca: 'not a certificate' }), ['config.tls.ca']);
-    assert.deepEqual(paths({ ca: ca.cert.replace(/[A-Za-z]{8}\n/, 'xxxxxxxx\n') }), ['config.tls.ca']);
+    // A certificate cut short: its DER's lengths no longer add up, whatever bytes the random key gave it.
+    const cut = ca.cert.trim().split('\n');
+    assert.deepEqual(paths({ ca: [cut[0], cut[1], cut[2], cut.at(-1)].join('\n') }), ['config.tls.ca']);
     assert.deepEqual(paths({ client_certificate: 'junk', client_key: client.key }), ['config.tls.client_certificate']);
     assert.deepEqual(
       paths({ client_certificate: client.cert, client_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }),

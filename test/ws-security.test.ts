@@ -385,7 +385,10 @@ describe('wsSecurityProblems', () => {
 
   test('PEM that does not parse', () => {
     assert.deepEqual(at({ signature: { certificate: 'nope', private_key: keys.rsa.privateKey } }), [`${base}.certificate`]);
-    const broken = keys.rsa.certificate.replace(/[A-Za-z]{20}/, 'A'.repeat(20));
+    // Cut short: the DER's lengths no longer add up, wherever the random key's bytes fall (overwriting a run of
+    // letters could land in the signature's bytes, which parsing does not check).
+    const lines = keys.rsa.certificate.trim().split('\n');
+    const broken = [lines[0], lines[1], lines[2], lines.at(-1)].join('\n');
     assert.deepEqual(at({ signature: { certificate: broken, private_key: keys.rsa.privateKey } }), [`${base}.certificate`]);
     assert.deepEqual(at({ signature: { certificate: keys.rsa.certificate, private_key: 'nope' } }), [`${base}.private_key`]);
   });
