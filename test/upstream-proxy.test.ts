@@ -14,6 +14,7 @@ import { sendUpstream } from '../src/transport/upstream.ts';
 import { freePort } from './helpers/processes.ts';
 import { TestPki } from './helpers/test-pki.ts';
 import { startTinyproxy, type Tinyproxy } from './helpers/tinyproxy.ts';
+import { until } from './helpers/until.ts';
 
 const pki = new TestPki();
 let tls: TlsConfig;
@@ -95,6 +96,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
     const seen = await get(dispatcher({ HTTPS_PROXY: proxy.url }, { tls }), `https://localhost:${httpsPort}/`);
     // SNI and verification use the upstream's own name; the tunnel goes to the address Interchange resolved and judged.
     assert.deepEqual(seen, { servername: 'localhost', host: `localhost:${httpsPort}` });
+    await until(() => proxy.connects().length > before, 'tinyproxy logs the CONNECT');
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${httpsPort}`]);
   });
 
@@ -108,6 +110,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
       maxBodyBytes: 65_536,
     });
     assert.deepEqual(JSON.parse(response.body.toString()), { client: 'through-the-tunnel' });
+    await until(() => proxy.connects().length > before, 'tinyproxy logs the CONNECT');
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${mtlsPort}`]);
   });
 
@@ -119,6 +122,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
       url.password = 'pr0xy-pass';
       const seen = await get(dispatcher({ HTTPS_PROXY: url.href }, { tls }), `https://localhost:${httpsPort}/`);
       assert.equal(seen.servername, 'localhost');
+      await until(() => guarded.connects().length > 0, 'tinyproxy logs the CONNECT');
       assert.deepEqual(guarded.connects(), [`127.0.0.1:${httpsPort}`]);
       const refused = await failure(
         dispatcher({ HTTPS_PROXY: guarded.url }, { tls }),
@@ -135,6 +139,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
     const before = proxy.connects().length;
     const err = await failure(dispatcher({ https_proxy: proxy.url }), `https://localhost:${httpsPort}/`, 'upstream_unreachable');
     assert.equal(err.details?.tls_error, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    await until(() => proxy.connects().length > before, 'tinyproxy logs the CONNECT');
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${httpsPort}`]);
   });
 
@@ -144,6 +149,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
       servername: null,
       host: `127.0.0.1:${httpPort}`,
     });
+    await until(() => proxy.connects().length > before, 'tinyproxy logs the CONNECT');
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${httpPort}`]);
     await get(dispatcher({ HTTPS_PROXY: proxy.url }), `http://127.0.0.1:${httpPort}/`);
     assert.equal(proxy.connects().length, before + 1, 'HTTPS_PROXY is not used for http');
@@ -159,6 +165,8 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
     assert.equal(proxy.connections(), before, 'the proxy saw no connection');
     // Names that are not this host, or this host on another port, leave it proxied.
     await get(dispatcher({ HTTPS_PROXY: proxy.url, NO_PROXY: 'example.com,localhost:1,127.0.0.2' }, { tls }), url);
+    // tinyproxy's log reaches this process by a pipe, a moment after its answer may.
+    await until(() => proxy.connections() >= before + 1, 'tinyproxy logs the connection');
     assert.equal(proxy.connections(), before + 1);
   });
 
@@ -188,6 +196,7 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
       `https://localhost:${httpsPort}/`,
     );
     assert.equal(seen.servername, 'localhost');
+    await until(() => proxy.connects().length > before, 'tinyproxy logs the CONNECT');
     assert.deepEqual(proxy.connects().slice(before), [`127.0.0.1:${httpsPort}`]);
   });
 
@@ -218,7 +227,9 @@ describe('outbound proxies: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (docs/security.
     );
     assert.equal(nothing.details?.cause, 'proxy');
     assert.ok(Number(nothing.details?.proxy_status) >= 500, 'tinyproxy answers 5xx when it can not connect');
-    assert.match(proxy.log(), new RegExp(`Could not establish a connection to 127\\.0\\.0\\.1:${refusedPort}`));
+    // tinyproxy may write its log line a moment after its answer: polled, with a ceiling that only catches a hang.
+    const logged = new RegExp(`Could not establish a connection to 127\\.0\\.0\\.1:${refusedPort}`);
+    await until(() => logged.test(proxy.log()), 'tinyproxy logs the refused connection');
   });
 });
 
