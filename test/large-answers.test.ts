@@ -54,7 +54,7 @@ describe('large upstream answers are read off the main thread', () => {
   before(async () => {
     h = await harness();
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
     pages = await pagedUpstream({ pageBytes: 3_000_000 });
     echo = await httpUpstream((_req, res) => {
       res.writeHead(next.status, { 'content-type': 'application/json' }).end(next.body);
@@ -199,7 +199,7 @@ describe('large SOAP answers are read off the main thread too', () => {
   before(async () => {
     h = await harness();
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
     upstream = await httpUpstream((req, res) => {
       if (req.method === 'GET') {
         res.writeHead(200, { 'content-type': 'text/xml' }).end(calculator.replaceAll('__BASE_URL__', upstream.url));

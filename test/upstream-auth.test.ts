@@ -43,7 +43,7 @@ describe('config.auth: basic, bearer and header sent the way their servers read 
   before(async () => {
     h = await harness({ LOG_LEVEL: 'debug' }, { logStream: logs });
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
     graphql = await startGraphqlServer();
     soap = await startPhpSoapServer();
     // Echoes the Authorization header it got in an error body: what redaction must catch.

@@ -83,7 +83,7 @@ describe('config.auth oauth2_client_credentials against a real authorization ser
     upstream = await httpUpstream((req, res) => void answer(req, res));
     h = await harness({ LOG_LEVEL: 'debug' }, { logStream: logs });
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
   });
   after(async () => {
     await upstream.close();

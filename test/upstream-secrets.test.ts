@@ -69,7 +69,7 @@ describe('every secret of upstream credentials stays secret', () => {
     });
     h = await harness({ LOG_LEVEL: 'debug' }, { logStream: logs });
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
     const graphql = (config: Record<string, unknown>) => ({
       connector: 'graphql-1.0.0',
       config: { base_url: echo.url, ...config },

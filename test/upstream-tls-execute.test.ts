@@ -69,7 +69,7 @@ describe('config.tls through execute: a private CA and mutual TLS', () => {
     ]);
     h = await harness();
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
   });
   after(async () => {
     for (const server of servers) server.close();

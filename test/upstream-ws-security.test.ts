@@ -51,7 +51,7 @@ describe('config.ws_security: signed and token-carrying SOAP messages, verified 
     });
     h = await harness();
     await h.tenant('acme');
-    auth = { key: (await h.key('acme', ['*'])).key, tenant: 'acme' };
+    auth = await h.auth('acme', ['*']);
   });
   after(async () => {
     await upstream.close();
