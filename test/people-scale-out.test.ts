@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { tokenAudience, tokenIssuer } from '../src/auth/access-tokens.ts';
 import { cliJson, runCli } from './helpers/cli.ts';
-import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
+import { createTestDatabase, dropRedisKeys, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
 import { type Env, type Json, killAll, type ServerProcess, startServer } from './helpers/processes.ts';
 
 /**
@@ -22,14 +21,7 @@ let database: { url: string; drop(): Promise<void> } | undefined;
 after(async () => {
   await database?.drop();
   // The counters this file caused (lockout, guard, limits) live under its own prefix.
-  const redis = new Redis(redisTestUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
+  await dropRedisKeys(prefix);
 });
 
 async function post(server: ServerProcess, path: string, payload: object): Promise<{ status: number; body: Json }> {

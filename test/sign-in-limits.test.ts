@@ -7,7 +7,7 @@ import { build } from '../src/app.ts';
 import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { password, person } from './helpers/people.ts';
-import { redisTestUrl } from './helpers/postgres.ts';
+import { dropRedisKeys, redisTestUrl } from './helpers/postgres.ts';
 import { until } from './helpers/until.ts';
 
 /**
@@ -22,16 +22,7 @@ import { until } from './helpers/until.ts';
 
 const prefix = `ixtest-${randomBytes(6).toString('hex')}`;
 
-after(async () => {
-  const redis = new Redis(redisTestUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
-});
+after(() => dropRedisKeys(prefix));
 
 /**
  * Until each instance's Redis connection is up: before that, an instance counts in memory (its insurance limiter, as

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { body, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { type PhpSoapServer, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
@@ -32,12 +32,7 @@ describe('config.auth: basic, bearer and header sent the way their servers read 
     logged += String(chunk);
   });
 
-  const put = (id: string, connector: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config } });
-  const patch = (id: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PATCH', url: `/api/v1/integrations/${id}`, payload: { config } });
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const { put, patch, execute } = integrationCalls(() => ({ h, auth }));
   const issues = (res: Parameters<typeof body>[0]) => body(res).error.details.issues as { path: string; message: string }[];
 
   before(async () => {

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { body, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { type AuthorizationServer, startAuthorizationServer } from './helpers/oidc-authorization-server.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
@@ -32,10 +32,7 @@ describe('config.auth oauth2_client_credentials against a real authorization ser
     logged += String(chunk);
   });
 
-  const put = (id: string, connector: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config } });
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const { put, execute } = integrationCalls(() => ({ h, auth }));
   const oauth = (extra: Record<string, unknown> = {}) => ({
     type: 'oauth2_client_credentials',
     token_url: server.tokenUrl,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { assertError, assertOk } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { body, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { type Issued, TestPki } from './helpers/test-pki.ts';
 
 /**
@@ -28,12 +28,7 @@ describe('config.tls through execute: a private CA and mutual TLS', () => {
   let soapUrl = '';
   const servers: { close(): void }[] = [];
 
-  const put = (id: string, connector: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config } });
-  const patch = (id: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PATCH', url: `/api/v1/integrations/${id}`, payload: { config } });
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const { put, patch, execute } = integrationCalls(() => ({ h, auth }));
   const paths = (res: Parameters<typeof body>[0]) =>
     (body(res).error.details.issues as { path: string }[]).map((issue) => issue.path);
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk } from './helpers/assertions.ts';
-import { body, type Harness, harness } from './helpers/harness.ts';
+import { body, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { makeTestKeys, pythonPasswordDigest, type TestKeys, xmlsecVerify } from './helpers/wsse-tools.ts';
 
@@ -26,10 +26,9 @@ describe('config.ws_security: signed and token-carrying SOAP messages, verified 
   /** Every POST body the upstream received. */
   const posted: string[] = [];
 
-  const put = (id: string, config: Record<string, unknown>) =>
-    h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector: 'soap-1.0.0', config } });
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const calls = integrationCalls(() => ({ h, auth }));
+  const put = (id: string, config: Record<string, unknown>) => calls.put(id, 'soap-1.0.0', config);
+  const { execute } = calls;
   const add = { operation: 'send', method: 'Add', params: { a: 2, b: 3 } };
 
   before(async () => {

@@ -103,3 +103,24 @@ export async function twoTenants(h: Harness, scopes: string[]): Promise<{ acme: 
 export function body(response: LightMyRequestResponse): any {
   return JSON.parse(response.body);
 }
+
+/**
+ * PUT, PATCH and execute of one tenant's integrations as `auth`, both read from `current` when a call is made, so a
+ * suite can set them in its `before`.
+ *
+ * @example const { put, patch, execute } = integrationCalls(() => ({ h, auth }));
+ */
+export function integrationCalls(current: () => { h: Harness; auth: Auth }) {
+  const call = (options: InjectOptions) => {
+    const { h, auth } = current();
+    return h.call(auth, options);
+  };
+  return {
+    put: (id: string, connector: string, config: Record<string, unknown>) =>
+      call({ method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config } }),
+    patch: (id: string, config: Record<string, unknown>) =>
+      call({ method: 'PATCH', url: `/api/v1/integrations/${id}`, payload: { config } }),
+    execute: (id: string, payload: Record<string, unknown>) =>
+      call({ method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload }),
+  };
+}

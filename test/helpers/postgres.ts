@@ -59,3 +59,17 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
 export function testMasterKey(): string {
   return randomBytes(32).toString('base64');
 }
+
+/** Deletes every key under `prefix` from the test Redis: what one test file's counters left there. */
+export async function dropRedisKeys(prefix: string): Promise<void> {
+  // ioredis only for the files that use Redis.
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(redisTestUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
