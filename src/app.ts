@@ -21,6 +21,7 @@ import { IntegrationDispatchers } from './egress/integration-dispatchers.ts';
 import { createEgressPolicy } from './egress/policy.ts';
 import { ApiError } from './errors.ts';
 import { FairTurns } from './execution/fair-turns.ts';
+import { type ExecutionJob, ExecutionService } from './execution/service.ts';
 import {
   answerConnect,
   clientErrorHandler,
@@ -34,6 +35,10 @@ import { registerMetrics } from './http/metrics.ts';
 import { registerRequestLog } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { IntegrationCache } from './integrations/cache.ts';
+import { EmbeddedQueue } from './queue/embedded-queue.ts';
+import type { JobQueue } from './queue/job-queue.ts';
+import { registerQueueMetrics } from './queue/metrics.ts';
+import { PgBossQueue } from './queue/pg-boss-queue.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
@@ -45,6 +50,7 @@ import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
+import { dropExpiredResults, unfinishedExecutions } from './storage/executions.ts';
 import { registerTracing } from './telemetry/http.ts';
 import { AnswerWorkers } from './transport/answer-workers.ts';
 
@@ -249,6 +255,13 @@ async function assemble(
       })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
+  // The durable queue of async executions and webhook deliveries (docs/async.md#the-queue).
+  const queueSettings = { heartbeatSeconds: config.workerHeartbeatSeconds, retryLimit: 10 };
+  const queue: JobQueue =
+    storage.kind === 'postgres'
+      ? new PgBossQueue(config.databaseUrl, app.log, queueSettings)
+      : new EmbeddedQueue(storage.db, app.log, queueSettings);
+  await queue.start();
   const guard = new AuthFailureGuard(config.authFailureLimit, stores);
   const ctx: AppContext = {
     config,
@@ -286,7 +299,13 @@ async function assemble(
       cacheMs: config.keyCacheMs,
     }),
     executions: new ExecutionLog(storage.db, app.log),
+    queue,
+    events: { wanted: () => false, finished: () => {} },
+    queueMetrics: registerQueueMetrics(metrics.registry, async () => ({
+      executions: (await unfinishedExecutions(storage.db)).queued,
+    })),
   };
+  const executionService = new ExecutionService(ctx, queue);
   app.decorate('executionLog', ctx.executions);
   const keyChanges = redis
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
@@ -302,13 +321,30 @@ async function assemble(
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);
   registerIntegrationRoutes(app, ctx);
-  registerExecuteRoute(app, ctx);
-  registerExecutionRoutes(app, ctx);
+  registerExecuteRoute(app, ctx, executionService);
+  registerExecutionRoutes(app, ctx, executionService);
   registerAuthRoutes(app, ctx);
   registerConsole(app);
 
-  // The executions log and usage first (they write to storage), then storage itself if this app opened it.
+  // Every instance works the queue unless IX_WORKER=false; a job left by a dead process is run again after its
+  // heartbeat stops (docs/async.md#exactly-once).
+  if (config.worker) {
+    await queue.work<ExecutionJob>('executions', config.workerConcurrency, (job) => executionService.runJob(job, app.log));
+  }
+  // Async answers kept past IX_RESULT_RETENTION_HOURS are dropped (GET /executions/{id} already hides them).
+  const resultSweep = setInterval(
+    () =>
+      void dropExpiredResults(storage.db, new Date().toISOString()).catch((e) =>
+        app.log.warn({ err: e }, 'results sweep failed'),
+      ),
+    10 * 60 * 1000,
+  ).unref();
+
+  // The queue first (its running jobs may finish and write), then the executions log and usage (they write to
+  // storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {
+    clearInterval(resultSweep);
+    await queue.stop(5000);
     await ctx.executions.close();
     await ctx.usage.close();
     await dispatchers.close();

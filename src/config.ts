@@ -72,6 +72,18 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   /** IX_MAX_JSON_DEPTH: deepest nesting of a JSON request body. */
   readonly maxJsonDepth: number;
+  /** IX_ASYNC_DEADLINE_SECONDS: how long one async execution may take (the synchronous one: executeDeadlineSeconds). */
+  readonly asyncDeadlineSeconds: number;
+  /** IX_RESULT_RETENTION_HOURS: how long an async execution's answer is kept after it finished. */
+  readonly resultRetentionHours: number;
+  /** IX_WORKER: whether this instance works the queue (async executions, webhook deliveries); false serves HTTP only. */
+  readonly worker: boolean;
+  /** IX_WORKER_CONCURRENCY: async executions this instance runs at once. */
+  readonly workerConcurrency: number;
+  /** IX_WORKER_HEARTBEAT_SECONDS: a queued job whose worker has not beaten for this long (its process died) runs again. */
+  readonly workerHeartbeatSeconds: number;
+  /** IX_WEBHOOK_ALLOW_PRIVATE: whether webhook URLs may be private addresses (default: IX_EGRESS_ALLOW_PRIVATE). */
+  readonly webhookAllowPrivate: boolean;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -255,6 +267,13 @@ export function loadConfig(env: Env = process.env): Config {
     tenantConcurrency: integer(env, 'IX_TENANT_CONCURRENCY', 32, 1, 10_000),
     requestTimeoutSeconds: integer(env, 'IX_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),
     maxJsonDepth: integer(env, 'IX_MAX_JSON_DEPTH', 64, 2, 1000),
+    asyncDeadlineSeconds: integer(env, 'IX_ASYNC_DEADLINE_SECONDS', 3600, 1, 3600),
+    resultRetentionHours: integer(env, 'IX_RESULT_RETENTION_HOURS', 24, 1, 24 * 365),
+    worker: boolean(env, 'IX_WORKER', true),
+    workerConcurrency: integer(env, 'IX_WORKER_CONCURRENCY', 8, 1, 1000),
+    // pg-boss's least: 10 s. A job whose process died waits this long (and up to as long again) before it runs again.
+    workerHeartbeatSeconds: integer(env, 'IX_WORKER_HEARTBEAT_SECONDS', 30, 10, 3600),
+    webhookAllowPrivate: boolean(env, 'IX_WEBHOOK_ALLOW_PRIVATE', boolean(env, 'IX_EGRESS_ALLOW_PRIVATE', true)),
   });
 }
 

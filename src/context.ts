@@ -5,8 +5,11 @@ import type { UsageRecorder } from './auth/usage-recorder.ts';
 import type { Config } from './config.ts';
 import type { SharedConnectorContext } from './connectors/connector.ts';
 import type { ConnectorRegistry } from './connectors/registry.ts';
+import type { ExecutionEvents } from './execution/events.ts';
 import type { FairTurns } from './execution/fair-turns.ts';
 import type { IntegrationCache } from './integrations/cache.ts';
+import type { JobQueue } from './queue/job-queue.ts';
+import type { QueueMetrics } from './queue/metrics.ts';
 import type { Storage } from './storage/database.ts';
 import type { ExecutionLog } from './storage/execution-log.ts';
 
@@ -34,4 +37,10 @@ export interface AppContext {
   turns: FairTurns;
   /** Integrations as the execute path reads them (kept 1 s; forgotten when this instance changes one). */
   integrations: IntegrationCache;
+  /** The durable job queue: pg-boss on PostgreSQL, embedded on SQLite (docs/async.md#the-queue). */
+  queue: JobQueue;
+  /** Where an execution's end goes: the webhooks. */
+  events: ExecutionEvents;
+  /** The queue's metrics: execution age at start, deliveries by outcome. */
+  queueMetrics: QueueMetrics;
 }

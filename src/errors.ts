@@ -27,6 +27,10 @@ export const errorCatalogue = {
   upstream_response_too_large: [502, 'The upstream response is larger than the limit.'],
   upstream_unreachable: [502, 'The upstream service could not be reached.'],
   upstream_timeout: [504, 'The upstream service did not answer in time.'],
+  upstream_outcome_unknown: [
+    502,
+    'The run was cut short after its request may have reached the upstream; whether the upstream applied it is unknown, and it was not sent again.',
+  ],
   upstream_auth_failed: [502, "The upstream's OAuth2 token endpoint refused the client credentials or gave no usable token."],
   idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request.'],
   payload_too_large: [413, 'The request body is too large.'],

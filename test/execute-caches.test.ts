@@ -77,6 +77,9 @@ test('the executions log is written behind: in batches, flushed by reads and on 
       user_id: null,
       request_id: `r-${id}`,
       started_at: new Date().toISOString(),
+      mode: 'sync' as const,
+      attempts: 1,
+      finished_at: new Date().toISOString(),
     });
     const count = async () => (await h.storage.db.selectFrom('executions').select('id').execute()).length;
     log.record('acme', row('exe_1'));

@@ -62,6 +62,7 @@ const operations = [
   'GET /api/v1/me',
   'GET /api/v1/entities',
   'POST /api/v1/entities',
+  'POST /api/v1/executions/{id}/cancel',
   'GET /api/v1/entities/{id}',
   'PATCH /api/v1/entities/{id}',
   'DELETE /api/v1/entities/{id}',

@@ -54,6 +54,9 @@ const executionId = async (h: Harness) => {
         user_id: null,
         request_id: 'r',
         started_at: new Date().toISOString(),
+        mode: 'sync',
+        attempts: 1,
+        finished_at: new Date().toISOString(),
       },
     },
   ]);

@@ -91,6 +91,36 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
 }
 
 /**
+ * The checks only the connection can make (a SOAP method and its params against the WSDL), for each send and receive
+ * of the request, before anything is sent: what an async call is checked with before it is accepted. A batch's
+ * entries are each their own result, checked when they run.
+ */
+export async function checkWithConnection(connection: Connection, operation: Operation, fields: Fields): Promise<void> {
+  if (!connection.check) return;
+  if (operation === 'send' || operation === 'receive') return connection.check(operation, fields);
+  if (operation === 'sync') await checkSyncParts(connection, fields);
+}
+
+/**
+ * Whether running the request again can change nothing upstream that its first run did not: reads only (`receive`,
+ * `test`, a batch of receives, a sync without an outbound part). A run cut short by its process dying is run again
+ * only then (docs/async.md#exactly-once).
+ */
+export function mayRunTwice(operation: Operation, fields: Fields): boolean {
+  switch (operation) {
+    case 'receive':
+    case 'test':
+      return true;
+    case 'send':
+      return false;
+    case 'sync':
+      return !present(fields.outbound);
+    case 'batch':
+      return batchEntries(fields).every((entry) => entry.operation === 'receive');
+  }
+}
+
+/**
  * Reads may be retried when the upstream could not be reached or did not answer; writes never are. The execute's
  * own deadline is final: no retry after it, none that would start after it.
  */
@@ -133,21 +163,24 @@ function withStage(error: unknown, details: Record<string, unknown>): unknown {
   return staged;
 }
 
-async function runSync(connection: Connection, fields: Fields, budget: ExecuteBudget): Promise<ConnectorResult> {
-  // What only the connection can check (a SOAP method against its WSDL), for both parts before either runs.
-  if (connection.check) {
-    for (const [part, operation] of [
-      ['outbound', 'send'],
-      ['inbound', 'receive'],
-    ] as const) {
-      if (!present(fields[part])) continue;
-      try {
-        await connection.check(operation, fields[part]);
-      } catch (error) {
-        throw withStage(underPrefix(error, `${part}.`), { stage: part, ...(part === 'inbound' && { outbound: null }) });
-      }
+/** What only the connection can check (a SOAP method against its WSDL), for both parts of a sync before either runs. */
+async function checkSyncParts(connection: Connection, fields: Fields): Promise<void> {
+  if (!connection.check) return;
+  for (const [part, operation] of [
+    ['outbound', 'send'],
+    ['inbound', 'receive'],
+  ] as const) {
+    if (!present(fields[part])) continue;
+    try {
+      await connection.check(operation, fields[part]);
+    } catch (error) {
+      throw withStage(underPrefix(error, `${part}.`), { stage: part, ...(part === 'inbound' && { outbound: null }) });
     }
   }
+}
+
+async function runSync(connection: Connection, fields: Fields, budget: ExecuteBudget): Promise<ConnectorResult> {
+  await checkSyncParts(connection, fields);
   let outbound: ConnectorResult | null = null;
   if (present(fields.outbound)) {
     try {

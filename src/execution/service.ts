@@ -4,20 +4,30 @@ import type { AppContext } from '../context.ts';
 import { authHeaders } from '../credentials/schemes.ts';
 import { type TlsConfig, tlsWarnings } from '../credentials/tls.ts';
 import { type UpstreamCredentials, upstreamCredentials } from '../credentials/upstream-credentials.ts';
-import { ApiError, errorBody } from '../errors.ts';
-import { toApiError } from '../http/error-handler.ts';
+import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
+import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
+import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
-import { redactReply } from '../secrets/redact.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
-import { newExecutionId } from '../storage/executions.ts';
+import {
+  cancelExecution,
+  claimExecution,
+  type Execution,
+  finishExecution,
+  insertQueuedExecution,
+  newExecutionId,
+  reclaimExecution,
+} from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
 import { traceExecute, tracingOn } from '../telemetry/spans.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
-import { type ReplyChunks, serializeReply } from '../transport/raw-json.ts';
+import type { ReplyChunks } from '../transport/raw-json.ts';
 import { TenantConcurrency } from './concurrency.ts';
-import { checkExecuteRequest, runExecute } from './executor.ts';
+import { eventTypeOf } from './events.ts';
+import { checkExecuteRequest, checkWithConnection, mayRunTwice, runExecute } from './executor.ts';
+import { bodyText, type Outcome, type Reply, replyFor } from './reply.ts';
 
 /** One execute request, as the route hands it over. */
 export interface ExecuteCall {
@@ -49,13 +59,24 @@ export interface ExecuteAnswer {
   errorCode: string | null;
 }
 
-interface Outcome {
-  status: number;
-  body: string | ReplyChunks;
-  messageCount: number;
-  errorCode: string | null;
-  errorMessage: string | null;
-  errorDetails: Record<string, unknown> | null;
+/** What an accepted async call answers: the queued execution, or the failure the synchronous call would have had. */
+export type Acceptance = { accepted: true; executionId: string } | { accepted: false; answer: ExecuteAnswer };
+
+/** The job of an async execution: whom it is for, and its request sealed with the master key. */
+export interface ExecutionJob {
+  tenant_id: string;
+  execution_id: string;
+  /** `SealedRequest` as JSON, AES-GCM with the master key: request fields are never stored in the clear. */
+  sealed: string;
+}
+
+interface SealedRequest {
+  integration_id: string;
+  operation: Operation;
+  fields: Record<string, unknown>;
+  key_id: string | null;
+  user_id: string | null;
+  request_id: string;
 }
 
 /** An integration as the execute path runs it: decrypted, with the matcher of the secrets no reply may show. */
@@ -64,8 +85,13 @@ interface Resolved {
   secrets: SecretMatcher;
 }
 
-function successBody(result: ConnectorResult) {
-  return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
+/** An integration bound for one run: its connection, and how to redact what it answers. */
+interface Bound {
+  definition: ConnectorDefinition;
+  connection: ReturnType<ConnectorDefinition['connect']>;
+  tls: TlsConfig | undefined;
+  /** The secrets' matcher, with the access tokens issued so far in this run. */
+  redaction(): SecretMatcher;
 }
 
 /**
@@ -94,35 +120,24 @@ function withCertificateWarnings(result: ConnectorResult, tls: TlsConfig | undef
   return { ...result, data: { ...result.data, details: { ...details, warnings: [...earlier, ...warnings] } } };
 }
 
-/** The failure reply; a bug becomes internal_error (logged), never its own message. */
-function failure(call: ExecuteCall, thrown: unknown, secrets: SecretMatcher): Outcome {
-  let error = toApiError(thrown);
-  if (!error) {
-    call.log.error({ err: thrown }, 'execute failed with an unexpected error');
-    error = new ApiError('internal_error');
-  }
-  const body = errorBody(error.code, error.message, call.requestId, error.details, error.upstreamErrors);
-  const { value, text } = redactReply(body, secrets);
-  return {
-    status: error.status,
-    body: text,
-    messageCount: 0,
-    errorCode: error.code,
-    errorMessage: value.error.message,
-    errorDetails: value.error.details ?? null,
-  };
-}
+const sealContext = (tenantId: string, executionId: string) => `async-request:${tenantId}:${executionId}`;
 
 /**
  * The execute path, end to end (docs/execute.md#what-happens-in-order): the integration looked up, its connector bound, the request
- * checked, run through the executor within one budget (bytes and deadline), the execution recorded, and the answer
- * in the one shape with secrets redacted. It knows nothing of HTTP routes, nor of GraphQL or SOAP.
+ * checked, run through the executor within one budget (bytes and deadline), and an `Outcome`, which `replyFor` makes
+ * the answer in the one shape with secrets redacted. It knows nothing of HTTP routes, nor of GraphQL or SOAP.
+ *
+ * - `execute`: a synchronous call, answered and recorded (written behind);
+ * - `accept`: an async call (docs/async.md), checked as a synchronous one would be, then stored as `queued` with its
+ *   job in one transaction; `runJob` runs it on whichever instance's worker takes the job, and keeps its answer;
+ * - `cancel`: a queued execution is canceled.
  *
  * Refusals before an execution exists (no such integration, the tenant's concurrent executes used up) are thrown as
  * ApiErrors; everything after is answered and recorded.
  */
 export class ExecutionService {
   readonly #ctx: AppContext;
+  readonly #queue: JobQueue;
   readonly #slots: TenantConcurrency;
   /**
    * Decrypted integrations and the matchers of their secrets, per stored object (which the integration cache keeps
@@ -132,11 +147,13 @@ export class ExecutionService {
   /** Matchers by secret set: a stored object is read anew every second, its secrets' matcher is not compiled anew. */
   readonly #matchers = new SecretMatcherCache();
 
-  constructor(ctx: AppContext) {
+  constructor(ctx: AppContext, queue: JobQueue) {
     this.#ctx = ctx;
+    this.#queue = queue;
     this.#slots = new TenantConcurrency(ctx.config.tenantConcurrency);
   }
 
+  /** A synchronous call: run within IX_EXECUTE_DEADLINE_SECONDS, answered, recorded. */
   async execute(call: ExecuteCall): Promise<ExecuteAnswer> {
     const release = this.#slots.tryAcquire(call.tenantId);
     if (!release) {
@@ -149,113 +166,326 @@ export class ExecutionService {
       throw refused;
     }
     try {
-      return await (tracingOn() ? traceExecute(call, () => this.#run(call)) : this.#run(call));
+      return await (tracingOn() ? traceExecute(call, () => this.#executeNow(call)) : this.#executeNow(call));
     } finally {
       release();
     }
   }
 
-  #resolved(definition: ConnectorDefinition, stored: StoredIntegration, masterKey: Buffer): Resolved {
+  async #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
+    const stored = await this.#integration(call);
+    // Taken at the start, so that the log's newest-first order is the order the calls began in.
+    const executionId = newExecutionId();
+    const startedAt = nowIso();
+    const outcome = await this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds);
+    const reply = replyFor(outcome, call.requestId, call.log);
+    this.#record(call, outcome, reply, startedAt, 'sync');
+    return answerOf(outcome, reply);
+  }
+
+  /**
+   * An async call: checked as the synchronous call would be (its failure is answered now, and recorded), then stored
+   * as `queued` with its job in one transaction: both or neither.
+   */
+  async accept(call: ExecuteCall): Promise<Acceptance> {
+    const stored = await this.#integration(call);
+    const executionId = newExecutionId();
+    const startedAt = nowIso();
+    const started = performance.now();
+    const budget = this.#budget(call, this.#ctx.config.executeDeadlineSeconds, started);
+    let bound: Bound | undefined;
+    try {
+      bound = this.#bind(call, stored, budget);
+      await checkWithConnection(bound.connection, call.operation, call.fields);
+    } catch (thrown) {
+      const outcome: Outcome = {
+        executionId,
+        connector: stored.connector,
+        result: undefined,
+        thrown,
+        reachedUpstream: false,
+        upstreamMs: budget.upstreamMs,
+        totalMs: performance.now() - started,
+        secrets: bound?.redaction() ?? SecretMatcher.none,
+      };
+      const reply = replyFor(outcome, call.requestId, call.log);
+      this.#record(call, outcome, reply, startedAt, 'async');
+      return { accepted: false, answer: answerOf(outcome, reply) };
+    }
+    const request: SealedRequest = {
+      integration_id: call.integrationId,
+      operation: call.operation,
+      fields: call.fields,
+      key_id: call.keyId,
+      user_id: call.userId,
+      request_id: call.requestId,
+    };
+    const { masterKey, storage } = this.#ctx;
+    const job: ExecutionJob = {
+      tenant_id: call.tenantId,
+      execution_id: executionId,
+      sealed: encryptSecret(masterKey, JSON.stringify(request), sealContext(call.tenantId, executionId)),
+    };
+    await storage.db.transaction().execute(async (trx) => {
+      await insertQueuedExecution(trx, call.tenantId, {
+        id: executionId,
+        integration_id: stored.id,
+        connector: stored.connector,
+        operation: call.operation,
+        mode: 'async',
+        status: 'queued',
+        http_status: null,
+        error_code: null,
+        error_message: null,
+        error_details: null,
+        message_count: 0,
+        duration_ms: 0,
+        attempts: 0,
+        api_key_id: call.keyId,
+        user_id: call.userId,
+        request_id: call.requestId,
+        started_at: startedAt,
+        finished_at: null,
+      });
+      await this.#queue.send('executions', job, { db: trx });
+    });
+    this.#queue.committed('executions');
+    return { accepted: true, executionId };
+  }
+
+  /**
+   * Runs the job of an async execution (a worker of the queue calls it), exactly once in effect:
+   * - it claims the execution (`queued` → `running`) in one conditional update: a canceled or finished one is left;
+   * - one found `running` was cut short by its process dying: it runs again if it can have changed nothing upstream
+   *   (`receive`, `test`, a batch of receives, a sync without outbound part); otherwise it ends
+   *   `upstream_outcome_unknown`, and a `send` is never sent twice;
+   * - its answer is kept as `result` for IX_RESULT_RETENTION_HOURS, and its event goes to the webhooks.
+   * It throws only when storage fails, and the queue runs it again.
+   */
+  async runJob(job: QueueJob<ExecutionJob>, log: FastifyBaseLogger): Promise<void> {
+    const { tenant_id: tenantId, execution_id: executionId } = job.data;
+    const { storage, masterKey, config } = this.#ctx;
+    const request = JSON.parse(decryptSecret(masterKey, job.data.sealed, sealContext(tenantId, executionId))) as SealedRequest;
+    const call: ExecuteCall = {
+      tenantId,
+      keyId: request.key_id,
+      userId: request.user_id,
+      integrationId: request.integration_id,
+      operation: request.operation,
+      fields: request.fields,
+      requestId: request.request_id,
+      log: log.child({ execution_id: executionId, tenant_id: tenantId }),
+    };
+    const claim = await claimExecution(storage.db, tenantId, executionId);
+    const execution = claim.execution;
+    if (!execution) return;
+    if (claim.claimed) this.#ctx.queueMetrics.executionStarted((Date.now() - Date.parse(execution.started_at)) / 1000);
+    if (!claim.claimed) {
+      if (execution.status !== 'running') return;
+      if (!mayRunTwice(call.operation, call.fields)) {
+        const outcome: Outcome = {
+          executionId,
+          connector: execution.connector,
+          result: undefined,
+          thrown: new ApiError('upstream_outcome_unknown', undefined, { attempts: execution.attempts }),
+          reachedUpstream: true,
+          upstreamMs: 0,
+          totalMs: 0,
+          secrets: SecretMatcher.none,
+        };
+        await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
+        return;
+      }
+      if (!(await reclaimExecution(storage.db, tenantId, executionId, execution.attempts))) return;
+      execution.attempts += 1;
+    }
+    const stored = await findIntegration(storage.db, tenantId, call.integrationId);
+    let outcome: Outcome;
+    if (!stored) {
+      outcome = {
+        executionId,
+        connector: execution.connector,
+        result: undefined,
+        thrown: new ApiError('not_found', `No integration ${call.integrationId}: it was deleted after the call was accepted.`),
+        reachedUpstream: false,
+        upstreamMs: 0,
+        totalMs: 0,
+        secrets: SecretMatcher.none,
+      };
+    } else {
+      outcome = await this.#run(call, stored, executionId, config.asyncDeadlineSeconds);
+    }
+    await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
+  }
+
+  /** Cancels a queued execution (docs/async.md#cancel); a running or finished one is `409 conflict`. */
+  async cancel(tenantId: string, executionId: string): Promise<Execution> {
+    const { canceled, execution } = await cancelExecution(this.#ctx.storage.db, tenantId, executionId, nowIso());
+    if (!execution) throw new ApiError('not_found', `No execution ${executionId}.`);
+    if (!canceled) {
+      throw new ApiError(
+        'conflict',
+        `Execution ${executionId} is ${execution.status}; only a queued execution can be canceled.`,
+        {
+          status: execution.status,
+        },
+      );
+    }
+    this.#emit(tenantId, execution, null);
+    return execution;
+  }
+
+  async #finish(call: ExecuteCall, execution: Execution, outcome: Outcome, reply: Reply): Promise<void> {
+    const { storage, config } = this.#ctx;
+    const text = bodyText(reply.body);
+    const finishedAt = new Date();
+    const finished: Execution = {
+      ...execution,
+      status: reply.status < 300 ? 'succeeded' : 'failed',
+      http_status: reply.status,
+      error_code: reply.errorCode,
+      error_message: reply.errorMessage,
+      error_details: reply.errorDetails,
+      message_count: reply.messageCount,
+      duration_ms: Math.round(outcome.totalMs),
+      finished_at: finishedAt.toISOString(),
+    };
+    const expiresAt = new Date(finishedAt.getTime() + config.resultRetentionHours * 3_600_000).toISOString();
+    const ended = await finishExecution(storage.db, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
+    if (ended) this.#emit(call.tenantId, finished, JSON.parse(text));
+  }
+
+  #emit(tenantId: string, execution: Execution, result: unknown): void {
+    const events = this.#ctx.events;
+    if (eventTypeOf(execution) && events.wanted(tenantId)) events.finished(tenantId, execution, result);
+  }
+
+  #record(call: ExecuteCall, outcome: Outcome, reply: Reply, startedAt: string, mode: 'sync' | 'async'): void {
+    const execution: Execution = {
+      id: outcome.executionId,
+      integration_id: call.integrationId,
+      connector: outcome.connector,
+      operation: call.operation,
+      mode,
+      status: reply.status < 300 ? 'succeeded' : 'failed',
+      http_status: reply.status,
+      error_code: reply.errorCode,
+      error_message: reply.errorMessage,
+      error_details: reply.errorDetails,
+      message_count: reply.messageCount,
+      duration_ms: Math.round(outcome.totalMs),
+      attempts: 1,
+      api_key_id: call.keyId,
+      user_id: call.userId,
+      request_id: call.requestId,
+      started_at: startedAt,
+      finished_at: nowIso(),
+    };
+    this.#ctx.executions.record(call.tenantId, execution);
+    // Events only for a tenant with endpoints: the answer is read back into a value for the payload only then.
+    if (this.#ctx.events.wanted(call.tenantId)) this.#emit(call.tenantId, execution, JSON.parse(bodyText(reply.body)));
+  }
+
+  async #integration(call: ExecuteCall): Promise<StoredIntegration> {
+    const { storage } = this.#ctx;
+    const stored = await this.#ctx.integrations.get(call.tenantId, call.integrationId, () =>
+      findIntegration(storage.db, call.tenantId, call.integrationId),
+    );
+    if (!stored) throw new ApiError('not_found', `No integration ${call.integrationId}.`);
+    return stored;
+  }
+
+  #budget(call: ExecuteCall, deadlineSeconds: number, started: number): ExecuteBudget {
+    const budget = new ExecuteBudget({ maxBytes: this.#ctx.config.executeMaxBytes, deadlineMs: deadlineSeconds * 1000 }, started);
+    budget.takeTurn = () => this.#ctx.turns.take(call.tenantId);
+    return budget;
+  }
+
+  #resolved(definition: ConnectorDefinition, stored: StoredIntegration): Resolved {
     let resolved = this.#resolvedIntegrations.get(stored);
     if (!resolved) {
-      const integration = resolveIntegration(definition, stored, masterKey);
+      const integration = resolveIntegration(definition, stored, this.#ctx.masterKey);
       resolved = { integration, secrets: this.#matchers.get(secretValues(definition, integration)) };
       this.#resolvedIntegrations.set(stored, resolved);
     }
     return resolved;
   }
 
-  async #run(call: ExecuteCall): Promise<ExecuteAnswer> {
-    const { config, storage, registry, masterKey } = this.#ctx;
-    const stored = await this.#ctx.integrations.get(call.tenantId, call.integrationId, () =>
-      findIntegration(storage.db, call.tenantId, call.integrationId),
-    );
-    if (!stored) throw new ApiError('not_found', `No integration ${call.integrationId}.`);
-    // Taken at the start, so that the log's newest-first order is the order the calls began in.
-    const executionId = newExecutionId();
-    const startedAt = nowIso();
-    const started = performance.now();
-    const budget = new ExecuteBudget(
-      { maxBytes: config.executeMaxBytes, deadlineMs: config.executeDeadlineSeconds * 1000 },
-      started,
-    );
-    budget.takeTurn = () => this.#ctx.turns.take(call.tenantId);
-
+  /** The integration's connector bound for one run, with its credentials and dispatcher; throws when it cannot run. */
+  #bind(call: ExecuteCall, stored: StoredIntegration, budget: ExecuteBudget): Bound {
+    const definition = this.#ctx.registry.get(stored.connector);
+    if (!definition) throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
     let secrets = SecretMatcher.none;
     let credentials: UpstreamCredentials | undefined;
-    /** The secrets' matcher, with the access tokens issued so far in this execute (each set's matcher is cached). */
     const redaction = () =>
       credentials && credentials.issued.length > 0 ? this.#matchers.get([...secrets.secrets, ...credentials.issued]) : secrets;
-    let outcome: Outcome;
-    try {
-      const definition = registry.get(stored.connector);
-      if (!definition) {
-        throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
-      }
-      checkExecuteRequest(definition, call.operation, call.fields);
-      const { integration, secrets: matcher } = this.#resolved(definition, stored, masterKey);
-      secrets = matcher;
-      const issuing = upstreamCredentials(integration, {
-        shorthand: definition.shorthandAuth?.(integration.config),
-        oauth2: this.#ctx.connectors.oauth2,
-        tokenRequest: {
-          timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
-          maxBodyBytes: this.#ctx.connectors.upstreamMaxBytes,
-          budget,
-        },
-      });
-      credentials = issuing;
-      const shared = this.#ctx.connectors;
-      const tls = integration.config.tls as TlsConfig | undefined;
-      const connection = definition.connect(integration, {
-        ...shared,
-        dispatcher: shared.dispatchers.forIntegration(
-          { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
-          tls,
-        ),
+    // Checked before the integration is decrypted: a request the connector refuses costs nothing more.
+    checkExecuteRequest(definition, call.operation, call.fields);
+    const { integration, secrets: matcher } = this.#resolved(definition, stored);
+    secrets = matcher;
+    const issuing = upstreamCredentials(integration, {
+      shorthand: definition.shorthandAuth?.(integration.config),
+      oauth2: this.#ctx.connectors.oauth2,
+      tokenRequest: {
+        timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
+        maxBodyBytes: this.#ctx.connectors.upstreamMaxBytes,
         budget,
-        credentials: issuing,
-        get secrets() {
-          return redaction();
-        },
-      });
-      const ran = await runExecute(definition, connection, call.operation, call.fields, budget);
-      const result = call.operation === 'test' ? withCertificateWarnings(ran, tls) : ran;
-      // Serialized here, inside the guard: an answer that cannot be written is this call's failure, recorded as such.
-      const { value, text } = redactReply(successBody(result), redaction());
-      const body = serializeReply(value, text) ?? text;
-      outcome = { status: 200, body, messageCount: result.messageCount, errorCode: null, errorMessage: null, errorDetails: null };
-    } catch (thrown) {
-      outcome = failure(call, thrown, redaction());
-    }
-
-    const totalMs = performance.now() - started;
-    this.#ctx.executions.record(call.tenantId, {
-      id: executionId,
-      integration_id: stored.id,
-      connector: stored.connector,
-      operation: call.operation,
-      status: outcome.status < 300 ? 'succeeded' : 'failed',
-      http_status: outcome.status,
-      error_code: outcome.errorCode,
-      error_message: outcome.errorMessage,
-      error_details: outcome.errorDetails,
-      message_count: outcome.messageCount,
-      duration_ms: Math.round(totalMs),
-      api_key_id: call.keyId,
-      user_id: call.userId,
-      request_id: call.requestId,
-      started_at: startedAt,
+      },
     });
+    credentials = issuing;
+    const shared = this.#ctx.connectors;
+    const tls = integration.config.tls as TlsConfig | undefined;
+    const connection = definition.connect(integration, {
+      ...shared,
+      dispatcher: shared.dispatchers.forIntegration(
+        { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
+        tls,
+      ),
+      budget,
+      credentials: issuing,
+      get secrets() {
+        return redaction();
+      },
+    });
+    return { definition, connection, tls, redaction };
+  }
+
+  /** Runs one execution within `deadlineSeconds`; never throws: a failure is the outcome's. */
+  async #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
+    const started = performance.now();
+    const budget = this.#budget(call, deadlineSeconds, started);
+    let bound: Bound | undefined;
+    let result: ConnectorResult | undefined;
+    let thrown: unknown;
+    try {
+      bound = this.#bind(call, stored, budget);
+      const ran = await runExecute(bound.definition, bound.connection, call.operation, call.fields, budget);
+      result = call.operation === 'test' ? withCertificateWarnings(ran, bound.tls) : ran;
+    } catch (error) {
+      thrown = error;
+    }
     return {
-      status: outcome.status,
-      body: outcome.body,
+      executionId,
+      connector: stored.connector,
+      result,
+      thrown,
       reachedUpstream: budget.wroteUpstream,
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
-      executionId,
-      connector: stored.connector,
-      errorCode: outcome.errorCode,
+      secrets: bound?.redaction() ?? SecretMatcher.none,
     };
   }
+}
+
+function answerOf(outcome: Outcome, reply: Reply): ExecuteAnswer {
+  return {
+    status: reply.status,
+    body: reply.body,
+    reachedUpstream: outcome.reachedUpstream,
+    upstreamMs: outcome.upstreamMs,
+    totalMs: outcome.totalMs,
+    executionId: outcome.executionId,
+    connector: outcome.connector,
+    errorCode: reply.errorCode,
+  };
 }

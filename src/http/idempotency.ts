@@ -53,6 +53,10 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
       // The first answer, with this request's id (an error body's request_id equals X-Request-Id).
       const replayed = JSON.parse(claimed.response);
       if ('request_id' in replayed) replayed.request_id = request.id;
+      // An accepted async call is replayed with its headers too: where the execution is (docs/async.md).
+      if (claimed.status === 202 && typeof replayed.data?.execution_id === 'string') {
+        reply.headers({ 'preference-applied': 'respond-async', location: `/api/v1/executions/${replayed.data.execution_id}` });
+      }
       reply.code(claimed.status).header('idempotent-replayed', 'true').send(replayed);
       return false;
     }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import { type Operation, operations } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
-import { type ExecuteAnswer, ExecutionService } from '../execution/service.ts';
+import type { ExecuteAnswer, ExecutionService } from '../execution/service.ts';
 import type { ReplyChunks } from '../transport/raw-json.ts';
 import { executeBody } from './openapi-connectors.ts';
 import { bodyFailures, documentedBody, failures, idParams, reply, security, tenantFailures } from './schemas.ts';
@@ -56,12 +56,28 @@ function serverTiming(answer: ExecuteAnswer): string {
 }
 
 /**
- * POST /integrations/{id}/execute: the execution service runs it (ExecutionService); Idempotency-Key is the
- * idempotency hooks' (`config.idempotent`), told by `request.reachedUpstream` whether a write got out.
+ * Whether the request prefers an asynchronous answer: `Prefer: respond-async` (RFC 7240), among other preferences
+ * (comma-separated, case-insensitive, with or without parameters), in one header or several.
  */
-export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): void {
-  const service = new ExecutionService(ctx);
+export function prefersAsync(prefer: string | string[] | undefined): boolean {
+  if (prefer === undefined) return false;
+  return [prefer]
+    .flat()
+    .flatMap((header) => header.split(','))
+    .some((preference) => preference.split(/[=;]/, 1)[0].trim().toLowerCase() === 'respond-async');
+}
 
+/** The answer to an accepted async call (docs/async.md): 202 with where to find the execution. */
+export function acceptedHeaders(executionId: string): Record<string, string> {
+  return { 'preference-applied': 'respond-async', location: `/api/v1/executions/${executionId}` };
+}
+
+/**
+ * POST /integrations/{id}/execute: the execution service runs it (ExecutionService), now or, with
+ * `Prefer: respond-async`, on the queue; Idempotency-Key is the idempotency hooks' (`config.idempotent`), told by
+ * `request.reachedUpstream` whether a write got out.
+ */
+export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext, service: ExecutionService): void {
   app.post<{ Params: { id: string }; Body: ExecuteBody }>(
     '/api/v1/integrations/:id/execute',
     {
@@ -72,7 +88,16 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
         operationId: 'executeIntegration',
         summary: 'Run send, receive, sync, batch or test through the integration’s connector.',
         params: idParams('id'),
-        headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 255 } } },
+        headers: {
+          type: 'object',
+          properties: {
+            'idempotency-key': { type: 'string', minLength: 1, maxLength: 255 },
+            prefer: {
+              type: 'string',
+              description: '`respond-async`: answer `202` at once and run the call on the queue (docs/async.md).',
+            },
+          },
+        },
         body: {
           type: 'object',
           required: ['operation'],
@@ -86,6 +111,13 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
             ...reply('ExecuteReply', 'The operation ran; `errors` when GraphQL data came with errors.'),
             headers: answerHeaders,
           },
+          202: {
+            ...reply('ExecutionAcceptedReply', 'Accepted (`Prefer: respond-async`): the execution is queued.'),
+            headers: {
+              Location: { type: 'string', description: '`/api/v1/executions/{execution_id}`' },
+              'Preference-Applied': { type: 'string', enum: ['respond-async'] },
+            },
+          },
           ...failures([...tenantFailures, ...bodyFailures, 404, 409, 422, 502, 504], failureMeanings),
         },
       },
@@ -95,7 +127,7 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
       const { operation, ...fields } = request.body;
       // Known before the execute runs: a refusal before there is an execution (404, 429) is still logged with them.
       request.execution = { integration_id: request.params.id, operation };
-      const answer = await service.execute({
+      const call = {
         tenantId,
         keyId: key?.id ?? null,
         userId: user?.id ?? null,
@@ -104,7 +136,19 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext): voi
         fields,
         requestId: request.id,
         log: request.log,
-      });
+      };
+      let answer: ExecuteAnswer;
+      if (prefersAsync(request.headers.prefer)) {
+        const accepted = await service.accept(call);
+        if (accepted.accepted) {
+          request.execution = { ...request.execution, execution_id: accepted.executionId };
+          reply.code(202).headers(acceptedHeaders(accepted.executionId));
+          return { success: true, data: { execution_id: accepted.executionId, status: 'queued' } };
+        }
+        answer = accepted.answer;
+      } else {
+        answer = await service.execute(call);
+      }
       request.reachedUpstream = answer.reachedUpstream;
       request.errorCode = answer.errorCode;
       request.execution = {

@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import type { ExecutionService } from '../execution/service.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { findExecution, listExecutions } from '../storage/executions.ts';
 import { failures, idParams, objectId, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Executions'];
 
-export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext, service: ExecutionService): void {
   app.get<{ Querystring: { integration_id?: string; status?: string; limit: number; cursor?: string } }>(
     '/api/v1/executions',
     {
@@ -17,11 +18,15 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
         tags,
         security,
         operationId: 'listExecutions',
-        summary: 'The execute calls of this tenant, newest first; bodies are never stored.',
+        summary: 'The execute calls of this tenant, newest first; request bodies are never stored.',
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { integration_id: objectId, status: { type: 'string', enum: ['succeeded', 'failed'] }, ...pageQuery },
+          properties: {
+            integration_id: objectId,
+            status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
+            ...pageQuery,
+          },
         },
         response: { 200: reply('ExecutionListReply', 'A page of execute calls.'), ...failures(tenantFailures) },
       },
@@ -42,7 +47,7 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
         tags,
         security,
         operationId: 'getExecution',
-        summary: 'One execute call.',
+        summary: 'One execute call; an async one with its `result`.',
         params: idParams('id'),
         response: {
           200: reply('ExecutionReply', 'The execute call.'),
@@ -56,5 +61,27 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext): 
       if (!execution) throw new ApiError('not_found', `No execution ${request.params.id}.`);
       return ok(execution);
     },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/api/v1/executions/:id/cancel',
+    {
+      config: { scope: 'integrations.execute' },
+      schema: {
+        tags,
+        security,
+        operationId: 'cancelExecution',
+        summary: 'Cancels a queued async execution; a running or finished one cannot be (409).',
+        params: idParams('id'),
+        response: {
+          200: reply('ExecutionCanceledReply', 'The execution, canceled.'),
+          ...failures([...tenantFailures, 404, 409], {
+            404: 'No such execution in this tenant.',
+            409: '`conflict`: the execution is running or finished (`details.status`).',
+          }),
+        },
+      },
+    },
+    async (request) => ok(await service.cancel(caller(request).tenantId, request.params.id)),
   );
 }

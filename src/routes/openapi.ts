@@ -237,49 +237,92 @@ const deletedIntegration = {
   ...exact({ id: { type: 'string' }, deleted: succeeded }),
 };
 
+const executionFields = {
+  id: { type: 'string' },
+  integration_id: { type: 'string' },
+  connector: { type: 'string' },
+  operation: { type: 'string' },
+  mode: { type: 'string', enum: ['sync', 'async'], description: '`async` when accepted with `Prefer: respond-async`.' },
+  status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
+  http_status: {
+    type: ['integer', 'null'],
+    description: 'The status the caller got (sync), or the synchronous call would have (async); null until it finished.',
+  },
+  error_code: { type: ['string', 'null'] },
+  error_message: { type: ['string', 'null'], description: 'The message the caller got, secrets redacted.' },
+  error_details: {
+    type: ['object', 'null'],
+    additionalProperties: true,
+    description: 'A failure’s `details` as the caller got them (secrets redacted); null for a success.',
+  },
+  message_count: { type: 'integer' },
+  duration_ms: { type: 'integer', description: 'How long its run took (0 until it ran).' },
+  attempts: {
+    type: 'integer',
+    description: 'Runs begun: 1, or more when a run was cut short by its process dying and begun again; 0 while queued.',
+  },
+  api_key_id: { type: ['string', 'null'], description: 'The key that called; null when a person did.' },
+  user_id: { type: ['string', 'null'], description: 'The signed-in person who called; null for a key.' },
+  request_id: { type: 'string' },
+  started_at: { ...timestamp, description: 'When the call came (an async one: when it was accepted).' },
+  finished_at: { ...maybeTimestamp, description: 'When it ended; null while queued or running.' },
+} as const;
+
+const executionExample = {
+  id: 'exe_01jd8x7k2m9q4v6c8b1n3p5r7t',
+  integration_id: 'countries',
+  connector: 'graphql-1.0.0',
+  operation: 'receive',
+  mode: 'sync',
+  status: 'succeeded',
+  http_status: 200,
+  error_code: null,
+  error_message: null,
+  error_details: null,
+  message_count: 50,
+  duration_ms: 182,
+  attempts: 1,
+  api_key_id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
+  user_id: null,
+  request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
+  started_at: '2026-11-21T09:31:12.345Z',
+  finished_at: '2026-11-21T09:31:12.527Z',
+};
+
 const execution = {
   $id: 'Execution',
-  description: 'One execute call as the log keeps it; request and response bodies are never stored.',
-  ...exact({
-    id: { type: 'string' },
-    integration_id: { type: 'string' },
-    connector: { type: 'string' },
-    operation: { type: 'string' },
-    status: { type: 'string', enum: ['succeeded', 'failed'] },
-    http_status: { type: 'integer', description: 'The status the caller got.' },
-    error_code: { type: ['string', 'null'] },
-    error_message: { type: ['string', 'null'], description: 'The message the caller got, secrets redacted.' },
-    error_details: {
-      type: ['object', 'null'],
-      additionalProperties: true,
-      description: 'A failure’s `details` as the caller got them (secrets redacted); null for a success.',
-    },
-    message_count: { type: 'integer' },
-    duration_ms: { type: 'integer' },
-    api_key_id: { type: ['string', 'null'], description: 'The key that called; null when a person did.' },
-    user_id: { type: ['string', 'null'], description: 'The signed-in person who called; null for a key.' },
-    request_id: { type: 'string' },
-    started_at: timestamp,
-  }),
+  description: 'One execute call as the log keeps it; request bodies are never stored.',
+  ...exact(executionFields),
+  examples: [executionExample],
+};
+
+const executionWithResult = {
+  $id: 'ExecutionWithResult',
+  description:
+    'One execute call. An async one adds `result` (exactly the body the synchronous call would have answered; null until ' +
+    'it finished) and `result_expired` (true once it was kept IX_RESULT_RETENTION_HOURS and dropped).',
+  type: 'object',
+  required: Object.keys(executionFields),
+  additionalProperties: false,
+  properties: {
+    ...executionFields,
+    result: { description: 'The answer as JSON: `{success, data, errors?}` or `{success: false, error, request_id}`.' },
+    result_expired: { type: 'boolean' },
+  },
   examples: [
     {
-      id: 'exe_01jd8x7k2m9q4v6c8b1n3p5r7t',
-      integration_id: 'countries',
-      connector: 'graphql-1.0.0',
-      operation: 'receive',
-      status: 'succeeded',
-      http_status: 200,
-      error_code: null,
-      error_message: null,
-      error_details: null,
-      message_count: 50,
-      duration_ms: 182,
-      api_key_id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
-      user_id: null,
-      request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
-      started_at: '2026-11-21T09:31:12.345Z',
+      ...executionExample,
+      mode: 'async',
+      result: { success: true, data: { message_count: 50, data: [], total_size: 50 } },
+      result_expired: false,
     },
   ],
+};
+
+const executionAccepted = {
+  $id: 'ExecutionAccepted',
+  description: 'An async call accepted: its execution, queued.',
+  ...exact({ execution_id: { type: 'string' }, status: { type: 'string', enum: ['queued'] } }),
 };
 
 const executeReply = {
@@ -361,6 +404,8 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     ...connectors.integrations,
     deletedIntegration,
     execution,
+    executionWithResult,
+    executionAccepted,
     ...connectors.requests,
     executeReply,
     envelope('ApiKeyReply', ref('ApiKey'), 'One API key.'),
@@ -380,7 +425,9 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     envelope('IntegrationReply', ref('Integration'), 'One integration.'),
     listEnvelope('IntegrationListReply', 'Integration', 'A page of integrations.'),
     envelope('DeletedIntegrationReply', ref('DeletedIntegration'), 'The integration is deleted.'),
-    envelope('ExecutionReply', ref('Execution'), 'One execute call.'),
+    envelope('ExecutionReply', ref('ExecutionWithResult'), 'One execute call.'),
+    envelope('ExecutionCanceledReply', ref('Execution'), 'The execution, canceled.'),
+    envelope('ExecutionAcceptedReply', ref('ExecutionAccepted'), 'Accepted: the execution is queued.'),
     listEnvelope('ExecutionListReply', 'Execution', 'A page of execute calls, newest first.'),
     health,
     readiness,

@@ -10,6 +10,7 @@ import * as integrations from './migrations/002_integrations.ts';
 import * as executionMessages from './migrations/003_execution_messages.ts';
 import * as executionDetails from './migrations/004_execution_details.ts';
 import * as people from './migrations/005_people.ts';
+import * as asyncExecutions from './migrations/006_async_executions.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '003_execution_messages': executionMessages,
   '004_execution_details': executionDetails,
   '005_people': people,
+  '006_async_executions': asyncExecutions,
 };
 
 const requireModule = createRequire(import.meta.url);

@@ -4,12 +4,30 @@ import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { ExecutionsTable } from './schema.ts';
 
-/** One execute call as the log shows it; request and response bodies are never stored. */
-export type Execution = Omit<ExecutionsTable, 'tenant_id' | 'status' | 'error_details'> & {
-  status: 'succeeded' | 'failed';
+export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+export const finishedStatuses: readonly ExecutionStatus[] = ['succeeded', 'failed', 'canceled'];
+
+/** One execute call as the log shows it; request bodies are never stored, an async one's answer is (`result`). */
+export type Execution = Omit<
+  ExecutionsTable,
+  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at'
+> & {
+  mode: 'sync' | 'async';
+  status: ExecutionStatus;
+  /** The status the caller got (sync), or the one the synchronous call would have answered (async); null until then. */
+  http_status: number | null;
   /** A failure's `details` as the caller got them; null for a success or a failure without details. */
   error_details: Record<string, unknown> | null;
 };
+
+/** An async execution as GET /executions/{id} shows it: with the answer, or `result_expired` once it is dropped. */
+export type ExecutionWithResult = Execution & { result?: unknown; result_expired?: boolean };
+
+/** What an execution's row holds beside the record: its answer, and when that is dropped. */
+interface ResultColumns {
+  result: string | null;
+  result_expires_at: string | null;
+}
 
 const base36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastExecutionId = '';
@@ -39,14 +57,29 @@ export function newExecutionId(): string {
 }
 
 function fromRow(row: Selectable<ExecutionsTable>): Execution {
-  const { tenant_id: _tenant, ...rest } = row;
+  const { tenant_id: _tenant, result: _result, result_expires_at: _expires, ...rest } = row;
+  const httpStatus = Number(rest.http_status);
   return {
     ...rest,
-    status: rest.status as Execution['status'],
-    http_status: Number(rest.http_status),
+    mode: rest.mode as Execution['mode'],
+    status: rest.status as ExecutionStatus,
+    http_status: httpStatus === 0 ? null : httpStatus,
     message_count: Number(rest.message_count),
     duration_ms: Number(rest.duration_ms),
+    attempts: Number(rest.attempts),
     error_details: rest.error_details === null ? null : (JSON.parse(rest.error_details) as Record<string, unknown>),
+  };
+}
+
+/** The columns as stored: a NUL in upstream text as U+FFFD, details as JSON text, no status yet as 0. */
+function toRow(tenantId: string, execution: Execution, result: ResultColumns = { result: null, result_expires_at: null }) {
+  return {
+    tenant_id: tenantId,
+    ...execution,
+    http_status: execution.http_status ?? 0,
+    error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
+    error_details: execution.error_details === null ? null : JSON.stringify(execution.error_details),
+    ...result,
   };
 }
 
@@ -59,25 +92,148 @@ export async function insertExecutions(db: Db, rows: ReadonlyArray<{ tenantId: s
   if (rows.length === 0) return;
   await db
     .insertInto('executions')
-    .values(
-      rows.map(({ tenantId, execution }) => ({
-        tenant_id: tenantId,
-        ...execution,
-        error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
-        error_details: execution.error_details === null ? null : JSON.stringify(execution.error_details),
-      })),
-    )
+    .values(rows.map(({ tenantId, execution }) => toRow(tenantId, execution)))
     .execute();
 }
 
-export async function findExecution(db: Db, tenantId: string, id: string): Promise<Execution | undefined> {
+/**
+ * One execution; an async one with its `result` (the answer as JSON), or `result: null, result_expired: true` once it
+ * was kept its time. `now` is when "now" is (tests set it).
+ */
+export async function findExecution(
+  db: Db,
+  tenantId: string,
+  id: string,
+  now = new Date(),
+): Promise<ExecutionWithResult | undefined> {
   const row = await db
     .selectFrom('executions')
     .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return row && fromRow(row);
+  if (!row) return undefined;
+  const execution = fromRow(row);
+  if (execution.mode !== 'async') return execution;
+  const expired = row.result_expires_at !== null && row.result_expires_at <= now.toISOString();
+  if (expired) return { ...execution, result: null, result_expired: true };
+  return { ...execution, result: row.result === null ? null : JSON.parse(row.result), result_expired: false };
+}
+
+/** Stores an async execution, queued, within `db` (the transaction that also adds its job). */
+export async function insertQueuedExecution(db: Db, tenantId: string, execution: Execution): Promise<void> {
+  await db.insertInto('executions').values(toRow(tenantId, execution)).execute();
+}
+
+/**
+ * Claims a queued execution for a run: `queued` becomes `running` and `attempts` grows, in one conditional update, so
+ * of two workers given the same job only one runs it. Returns the row as it is after the attempt (claimed or not).
+ */
+export async function claimExecution(
+  db: Db,
+  tenantId: string,
+  id: string,
+): Promise<{ claimed: boolean; execution: Execution | undefined }> {
+  const updated = await db
+    .updateTable('executions')
+    .set((eb) => ({ status: 'running', attempts: eb('attempts', '+', 1) }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  const row = await db
+    .selectFrom('executions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return { claimed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+}
+
+/**
+ * Runs a running execution again (its earlier run's process died): `attempts` grows, only while it is still
+ * `running` with the attempts it was read with, so two workers that find it do not both run it.
+ */
+export async function reclaimExecution(db: Db, tenantId: string, id: string, attempts: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('executions')
+    .set({ attempts: attempts + 1 })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .where('attempts', '=', attempts)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Ends a running execution with its outcome and answer; false when it was not running (nothing changed). */
+export async function finishExecution(db: Db, tenantId: string, execution: Execution, result: ResultColumns): Promise<boolean> {
+  const { id, status, http_status, error_code, error_message, error_details, message_count, duration_ms, finished_at } = toRow(
+    tenantId,
+    execution,
+    result,
+  );
+  const updated = await db
+    .updateTable('executions')
+    .set({ status, http_status, error_code, error_message, error_details, message_count, duration_ms, finished_at, ...result })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/**
+ * Cancels a queued execution. `canceled` when it was queued; otherwise what it is (`running`, a finished status), or
+ * undefined when this tenant has no such execution.
+ */
+export async function cancelExecution(
+  db: Db,
+  tenantId: string,
+  id: string,
+  now: string,
+): Promise<{ canceled: boolean; execution: Execution | undefined }> {
+  const updated = await db
+    .updateTable('executions')
+    .set({ status: 'canceled', finished_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  const row = await db
+    .selectFrom('executions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return { canceled: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+}
+
+/** Drops the answers kept past their time (the rows stay, with `result_expired`). */
+export async function dropExpiredResults(db: Db, now: string): Promise<number> {
+  const updated = await db
+    .updateTable('executions')
+    .set({ result: null })
+    .where('result_expires_at', '<=', now)
+    .where('result', 'is not', null)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows);
+}
+
+/** Executions not yet finished, in every tenant: how many are queued and running, and the oldest queued one's start. */
+export async function unfinishedExecutions(db: Db): Promise<{ queued: number; running: number; oldestQueuedAt: string | null }> {
+  const rows = await db
+    .selectFrom('executions')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('started_at').as('oldest')])
+    .where('status', 'in', ['queued', 'running'])
+    .groupBy('status')
+    .execute();
+  const of = (status: string) => rows.find((r) => r.status === status);
+  return {
+    queued: Number(of('queued')?.n ?? 0),
+    running: Number(of('running')?.n ?? 0),
+    oldestQueuedAt: (of('queued')?.oldest as string | undefined) ?? null,
+  };
 }
 
 /** Newest first: ids sort by creation time, so the cursor is the last id seen. */

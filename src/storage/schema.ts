@@ -78,6 +78,15 @@ export interface ExecutionsTable {
   user_id: string | null;
   request_id: string;
   started_at: string;
+  /** `sync`, or `async` for one accepted with `Prefer: respond-async`. */
+  mode: string;
+  /** Runs begun: 1 for a synchronous call; more when a run was cut short by its process dying and begun again. */
+  attempts: number;
+  finished_at: string | null;
+  /** An async execution's answer, as the synchronous call would have sent it (JSON text, secrets redacted). */
+  result: string | null;
+  /** When `result` is dropped (IX_RESULT_RETENTION_HOURS after it finished). */
+  result_expires_at: string | null;
 }
 
 export interface IdempotencyKeysTable {

@@ -43,7 +43,7 @@ export const configProperties = {
   base_url: { type: ['string', 'null'], maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' },
   // Sent as `Authorization: Bearer <token>`: visible ASCII only (RFC 6750), so it is refused here, not at run time.
   token: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[\\x21-\\x7e]*$' },
-  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
+  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 3600 },
   auth: authSchema,
   tls: tlsSchema,
 } as const;

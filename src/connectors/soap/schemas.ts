@@ -14,7 +14,7 @@ export const configProperties = {
   // An HTTP header name (RFC 9110 token) and a value that cannot split the header block.
   auth_header: { type: ['string', 'null'], maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
   auth_value: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[^\\r\\n\\u0000]*$' },
-  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 300 },
+  timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 3600 },
   namespace: { type: ['string', 'null'], maxLength: 2048 },
   soap_version: { type: ['string', 'null'], enum: ['1.1', '1.2', null] },
   auth: authSchema,

@@ -1,0 +1,24 @@
+import type { Execution } from '../storage/executions.ts';
+
+export const executionEventTypes = ['execution.succeeded', 'execution.failed', 'execution.canceled'] as const;
+export type ExecutionEventType = (typeof executionEventTypes)[number];
+
+/** The event an execution's end is: `execution.succeeded`, `execution.failed` or `execution.canceled`. */
+export function eventTypeOf(execution: Execution): ExecutionEventType | undefined {
+  if (execution.status === 'succeeded') return 'execution.succeeded';
+  if (execution.status === 'failed') return 'execution.failed';
+  if (execution.status === 'canceled') return 'execution.canceled';
+  return undefined;
+}
+
+/**
+ * Where the execution service tells that an execution ended (docs/async.md#webhooks): the webhooks, which deliver an
+ * event to each endpoint of the tenant that asked for its type. Synchronous calls ask `wanted` first, which is an
+ * in-memory look-up, so a tenant without endpoints pays nothing for events.
+ */
+export interface ExecutionEvents {
+  /** Whether the tenant has an endpoint that may want events (cached; a new endpoint is seen within seconds). */
+  wanted(tenantId: string): boolean;
+  /** The execution ended; `result` is the answer as the caller got it (or would have). Never throws; logs. */
+  finished(tenantId: string, execution: Execution, result: unknown): void;
+}

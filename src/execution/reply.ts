@@ -1,0 +1,87 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { ConnectorResult } from '../connectors/connector.ts';
+import { ApiError, errorBody } from '../errors.ts';
+import { toApiError } from '../http/error-handler.ts';
+import { redactReply } from '../secrets/redact.ts';
+import type { SecretMatcher } from '../secrets/secret-matcher.ts';
+import { type ReplyChunks, serializeReply } from '../transport/raw-json.ts';
+
+/**
+ * What running an execution came to, before it is anyone's answer: the connector's result or what was thrown, whether
+ * a write reached the upstream, the timings. The execution service makes it and knows nothing of HTTP; `replyFor`
+ * makes it the answer of a synchronous call, the `result` of an async one and the one in a webhook's payload alike.
+ */
+export interface Outcome {
+  executionId: string;
+  connector: string;
+  /** The connector's result; undefined when the run failed (`thrown`). */
+  result: ConnectorResult | undefined;
+  thrown: unknown;
+  /** Whether a write may have reached the upstream. */
+  reachedUpstream: boolean;
+  /** Milliseconds spent on upstream requests, and in all. */
+  upstreamMs: number;
+  totalMs: number;
+  /** What the answer must be redacted of: the integration's secrets and the access tokens issued in this run. */
+  secrets: SecretMatcher;
+}
+
+/** The answer an outcome is, as sent: the status and the body (text, or chunks for a large answer), and its parts. */
+export interface Reply {
+  status: number;
+  body: string | ReplyChunks;
+  messageCount: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+  errorDetails: Record<string, unknown> | null;
+}
+
+function successBody(result: ConnectorResult) {
+  return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
+}
+
+/** The failure answer of `thrown`; a bug becomes internal_error (logged), never its own message. */
+export function failureReply(thrown: unknown, requestId: string, secrets: SecretMatcher, log: FastifyBaseLogger): Reply {
+  let error = toApiError(thrown);
+  if (!error) {
+    log.error({ err: thrown }, 'execute failed with an unexpected error');
+    error = new ApiError('internal_error');
+  }
+  const body = errorBody(error.code, error.message, requestId, error.details, error.upstreamErrors);
+  const { value, text } = redactReply(body, secrets);
+  return {
+    status: error.status,
+    body: text,
+    messageCount: 0,
+    errorCode: error.code,
+    errorMessage: value.error.message,
+    errorDetails: value.error.details ?? null,
+  };
+}
+
+/**
+ * The answer of an outcome in the one shape (docs/execute.md#the-answer), secrets redacted. A result that cannot be
+ * written is the execution's failure, answered as such.
+ */
+export function replyFor(outcome: Outcome, requestId: string, log: FastifyBaseLogger): Reply {
+  if (outcome.result === undefined) return failureReply(outcome.thrown, requestId, outcome.secrets, log);
+  try {
+    const { value, text } = redactReply(successBody(outcome.result), outcome.secrets);
+    const body = serializeReply(value, text) ?? text;
+    return {
+      status: 200,
+      body,
+      messageCount: outcome.result.messageCount,
+      errorCode: null,
+      errorMessage: null,
+      errorDetails: null,
+    };
+  } catch (thrown) {
+    return failureReply(thrown, requestId, outcome.secrets, log);
+  }
+}
+
+/** A reply's body as one text (an async result, a replay, a webhook payload keep it so). */
+export function bodyText(body: string | ReplyChunks): string {
+  return typeof body === 'string' ? body : Buffer.concat(body.chunks, body.byteLength).toString('utf8');
+}

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
+import type { Db } from '../storage/database.ts';
+import {
+  type JobHandler,
+  type JobQueue,
+  type QueueName,
+  type QueueSettings,
+  retryDelayMs,
+  type SendOptions,
+} from './job-queue.ts';
+
+interface JobRow {
+  id: string;
+  data: string;
+  retry_count: number;
+}
+
+/** How often idle workers look for jobs that became due (a deferred delivery) or were added by another process. */
+const pollMs = 1000;
+
+/**
+ * The job queue embedded in the process, for SQLite (docs/async.md#the-queue): its jobs live in the same database
+ * file as everything else (table `ix_jobs`, created on start), so an execution's row and its job are written in one
+ * transaction, and both survive a crash. SQLite runs one statement at a time, so taking a job is one
+ * `UPDATE … RETURNING` and no two workers can take the same one. Workers are woken at once by a `send` from this
+ * process, and otherwise look every second.
+ *
+ * It keeps the promises of `JobQueue` as pg-boss does: heartbeats for running jobs; a job whose heartbeat is older
+ * than `heartbeatSeconds` (its process died) is made ready again with `retry_count + 1`; a handler that throws is
+ * run again after a growing delay, `retryLimit` times, then the job is kept as `failed`.
+ */
+export class EmbeddedQueue implements JobQueue {
+  readonly kind = 'embedded';
+  readonly #db: Db;
+  readonly #log: FastifyBaseLogger;
+  readonly #settings: QueueSettings;
+  readonly #wakers = new Map<QueueName, Set<() => void>>();
+  /** Jobs running in this process: their heartbeats are written, and stop() waits for them. */
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #timers: NodeJS.Timeout[] = [];
+  #stopped = false;
+
+  constructor(db: Db, log: FastifyBaseLogger, settings: QueueSettings) {
+    this.#db = db;
+    this.#log = log;
+    this.#settings = settings;
+  }
+
+  async start(): Promise<void> {
+    await sql`create table if not exists ix_jobs (
+      id text primary key,
+      queue text not null,
+      data text not null,
+      state text not null,
+      retry_count integer not null default 0,
+      start_after text not null,
+      heartbeat_at text,
+      created_at text not null,
+      last_error text
+    )`.execute(this.#db);
+    await sql`create index if not exists ix_jobs_ready on ix_jobs (queue, state, start_after)`.execute(this.#db);
+    const beatMs = (this.#settings.heartbeatSeconds * 1000) / 2;
+    this.#timers.push(setInterval(() => void this.#beat().catch((e) => this.#warn(e, 'heartbeat')), beatMs).unref());
+    await this.#recover();
+    this.#timers.push(setInterval(() => void this.#recover().catch((e) => this.#warn(e, 'recovery')), beatMs).unref());
+  }
+
+  async send<T extends object>(queue: QueueName, data: T, options: SendOptions = {}): Promise<string> {
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    const startAfter = options.startAfter?.toISOString() ?? now;
+    await sql`insert into ix_jobs (id, queue, data, state, retry_count, start_after, created_at)
+      values (${id}, ${queue}, ${JSON.stringify(data)}, 'created', 0, ${startAfter}, ${now})`.execute(options.db ?? this.#db);
+    // Within a transaction, the job is not there to take until it commits: the sender calls committed() then.
+    if (!options.db) this.committed(queue);
+    return id;
+  }
+
+  committed(queue: QueueName): void {
+    for (const wake of this.#wakers.get(queue) ?? []) wake();
+  }
+
+  async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
+    for (let i = 0; i < concurrency; i++) void this.#worker(queue, handler);
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const wakers of this.#wakers.values()) for (const wake of wakers) wake();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([Promise.allSettled(this.#running.values()), grace]);
+  }
+
+  /** One worker: takes a job, runs it, takes the next; waits for a wake-up or the next look when there is none. */
+  async #worker<T>(queue: QueueName, handler: JobHandler<T>): Promise<void> {
+    while (!this.#stopped) {
+      let job: JobRow | undefined;
+      try {
+        job = await this.#take(queue);
+      } catch (error) {
+        this.#warn(error, 'take');
+      }
+      if (!job) {
+        await this.#idle(queue);
+        continue;
+      }
+      const running = this.#run(job, handler);
+      this.#running.set(job.id, running);
+      await running;
+      this.#running.delete(job.id);
+    }
+  }
+
+  #idle(queue: QueueName): Promise<void> {
+    return new Promise((resolve) => {
+      const wakers = this.#wakers.get(queue) ?? new Set<() => void>();
+      this.#wakers.set(queue, wakers);
+      const wake = () => {
+        clearTimeout(timer);
+        wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, pollMs);
+      wakers.add(wake);
+    });
+  }
+
+  async #take(queue: QueueName): Promise<JobRow | undefined> {
+    const now = new Date().toISOString();
+    const { rows } = await sql<JobRow>`update ix_jobs set state = 'active', heartbeat_at = ${now}
+      where id = (select id from ix_jobs where queue = ${queue} and state = 'created' and start_after <= ${now}
+                  order by start_after, created_at limit 1)
+      returning id, data, retry_count`.execute(this.#db);
+    return rows[0];
+  }
+
+  async #run<T>(job: JobRow, handler: JobHandler<T>): Promise<void> {
+    try {
+      await handler({ id: job.id, data: JSON.parse(job.data) as T, retryCount: Number(job.retry_count) });
+      await sql`delete from ix_jobs where id = ${job.id}`.execute(this.#db);
+    } catch (error) {
+      const retry = Number(job.retry_count) + 1;
+      const giveUp = retry > this.#settings.retryLimit;
+      this.#log[giveUp ? 'error' : 'warn'](
+        { err: error, job_id: job.id },
+        giveUp ? 'a job failed for good' : 'a job failed; it runs again',
+      );
+      const startAfter = new Date(Date.now() + retryDelayMs(retry)).toISOString();
+      await sql`update ix_jobs set state = ${giveUp ? 'failed' : 'created'}, retry_count = ${retry},
+          start_after = ${startAfter}, last_error = ${String((error as Error)?.message ?? error)}
+        where id = ${job.id}`
+        .execute(this.#db)
+        .catch((e) => this.#warn(e, 'settle'));
+    }
+  }
+
+  /** Writes the heartbeat of every job this process is running. */
+  async #beat(): Promise<void> {
+    const ids = [...this.#running.keys()];
+    if (ids.length === 0) return;
+    const now = new Date().toISOString();
+    await sql`update ix_jobs set heartbeat_at = ${now}
+      where id in (select value from json_each(${JSON.stringify(ids)}))`.execute(this.#db);
+  }
+
+  /** Makes ready again every running job whose heartbeat stopped: its process died. */
+  async #recover(): Promise<void> {
+    const stale = new Date(Date.now() - this.#settings.heartbeatSeconds * 1000).toISOString();
+    const { rows } = await sql<{ id: string }>`update ix_jobs set state = 'created', retry_count = retry_count + 1
+      where state = 'active' and heartbeat_at < ${stale} returning id`.execute(this.#db);
+    if (rows.length > 0) {
+      this.#log.warn({ jobs: rows.length }, 'jobs whose worker stopped are ready again');
+      for (const wakers of this.#wakers.values()) for (const wake of wakers) wake();
+    }
+  }
+
+  #warn(error: unknown, what: string): void {
+    if (!this.#stopped) this.#log.warn({ err: error }, `job queue: ${what} failed`);
+  }
+}

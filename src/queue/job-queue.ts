@@ -1,0 +1,62 @@
+import type { Db } from '../storage/database.ts';
+
+/** The queues Interchange works: executions accepted with `Prefer: respond-async`, and webhook deliveries. */
+export type QueueName = 'executions' | 'webhook-deliveries';
+export const queueNames: readonly QueueName[] = ['executions', 'webhook-deliveries'];
+
+/** A job as its handler gets it. */
+export interface QueueJob<T> {
+  id: string;
+  data: T;
+  /**
+   * How many runs of this job began before this one and did not finish: their process died (the job's heartbeat
+   * stopped) or their handler threw. 0 on the first run. A handler whose work must not be done twice reads it.
+   */
+  retryCount: number;
+}
+
+export interface SendOptions {
+  /** Not run before this time (a delivery's next attempt). */
+  startAfter?: Date;
+  /** The job is added within this transaction: it exists if and only if the transaction commits. */
+  db?: Db;
+}
+
+export type JobHandler<T> = (job: QueueJob<T>) => Promise<void>;
+
+/**
+ * A durable job queue, the one interface over two implementations (docs/async.md#the-queue):
+ * - on PostgreSQL, pg-boss, shared by every instance (src/queue/pg-boss-queue.ts);
+ * - on SQLite, a queue embedded in the process, in the same database file (src/queue/embedded-queue.ts).
+ *
+ * Both promise the same: a job added is kept until a handler finishes it; each job runs on one worker at a time; a
+ * handler that resolves finishes the job; one that throws is run again later (growing delays, a bounded number of
+ * times); a job whose worker stopped beating (its process died) is run again after `heartbeatSeconds`, with its
+ * `retryCount` raised. So a job runs at least once; handlers make it exactly once where that matters (the
+ * execution's row is claimed in one conditional update).
+ */
+export interface JobQueue {
+  readonly kind: 'pg-boss' | 'embedded';
+  start(): Promise<void>;
+  /** Adds a job; resolves when it is stored (or, with `db`, written in that transaction). Returns its id. */
+  send<T extends object>(queue: QueueName, data: T, options?: SendOptions): Promise<string>;
+  /** A job was added within a transaction that has now committed: this process's idle workers look at once. */
+  committed(queue: QueueName): void;
+  /** Runs `handler` for this queue's jobs on this instance, at most `concurrency` at once. */
+  work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void>;
+  /** Stops taking jobs and waits up to `graceMs` for the running ones; those still running are run again elsewhere. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Settings both implementations take. */
+export interface QueueSettings {
+  /** A running job's heartbeat is written every half of this; a job without one for this long is run again. */
+  heartbeatSeconds: number;
+  /** How often a handler that throws is run again before the job is given up (and logged). */
+  retryLimit: number;
+}
+
+/** The delay before the `retry`th run of a job whose handler threw: 1 s, 2 s, 4 s … up to 5 min. */
+export function retryDelayMs(retry: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.max(0, retry - 1));
+}

@@ -1,0 +1,84 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { CompiledQuery } from 'kysely';
+import { PgBoss } from 'pg-boss';
+import type { Db } from '../storage/database.ts';
+import { type JobHandler, type JobQueue, type QueueName, type QueueSettings, queueNames, type SendOptions } from './job-queue.ts';
+
+/** pg-boss's longest run of a job: the async deadline's maximum (1 h) and a margin. The deadline itself is ours. */
+const expireInSeconds = 3600 + 300;
+
+/** A Kysely transaction as pg-boss's `db` option: pg-boss's SQL runs on the transaction's connection. */
+function within(db: Db) {
+  return {
+    executeSql: async (text: string, values: unknown[] = []) => {
+      const result = await db.executeQuery(CompiledQuery.raw(text, values));
+      return { rows: result.rows as unknown[] };
+    },
+  };
+}
+
+/**
+ * The job queue on PostgreSQL: pg-boss (docs/async.md#the-queue), in its own schema `pgboss` of the same database,
+ * shared by every instance. pg-boss takes each job with `FOR UPDATE SKIP LOCKED`, writes the heartbeats of running
+ * jobs, and its supervisor (every `heartbeatSeconds` here) makes a job whose heartbeat stopped ready again. Workers
+ * are woken by LISTEN/NOTIFY when a job is added, and otherwise poll every second.
+ */
+export class PgBossQueue implements JobQueue {
+  readonly kind = 'pg-boss';
+  readonly #boss: PgBoss;
+  readonly #settings: QueueSettings;
+
+  constructor(databaseUrl: string, log: FastifyBaseLogger, settings: QueueSettings) {
+    this.#settings = settings;
+    this.#boss = new PgBoss({
+      connectionString: databaseUrl,
+      max: 4,
+      useListenNotify: true,
+      superviseIntervalSeconds: settings.heartbeatSeconds,
+      monitorIntervalSeconds: settings.heartbeatSeconds,
+      schedule: false,
+      openTelemetry: { enabled: false },
+    });
+    this.#boss.on('error', (error: Error) => log.warn({ err: error }, 'job queue (pg-boss) error'));
+  }
+
+  async start(): Promise<void> {
+    await this.#boss.start();
+    for (const name of queueNames) {
+      const options = {
+        retryLimit: this.#settings.retryLimit,
+        retryDelay: 1,
+        retryBackoff: true,
+        retryDelayMax: 300,
+        heartbeatSeconds: this.#settings.heartbeatSeconds,
+        expireInSeconds,
+        notify: true,
+      };
+      // Created once; later starts bring the settings up to date.
+      if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, options);
+      else await this.#boss.createQueue(name, options);
+    }
+  }
+
+  async send<T extends object>(queue: QueueName, data: T, options: SendOptions = {}): Promise<string> {
+    const id = await this.#boss.send(queue, data, {
+      ...(options.startAfter && { startAfter: options.startAfter }),
+      ...(options.db && { db: within(options.db) }),
+    });
+    if (id === null) throw new Error(`pg-boss did not add the job to ${queue}`);
+    return id;
+  }
+
+  /** pg-boss's NOTIFY is sent in the transaction and heard when it commits, by every instance. */
+  committed(_queue: QueueName): void {}
+
+  async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
+    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 1 }, async (jobs) => {
+      for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+    });
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    await this.#boss.stop({ graceful: true, timeout: graceMs, close: true });
+  }
+}
