@@ -73,7 +73,10 @@ export class PgBossQueue implements JobQueue {
   committed(_queue: QueueName): void {}
 
   async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
-    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 1 }, async (jobs) => {
+    // NOTIFY wakes idle workers when a job is added; polling each second is the backstop, also while NOTIFY is on
+    // (pg-boss's default then is 30 s: jobs added while every worker was busy would wait that long).
+    const polling = { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
+    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, ...polling }, async (jobs) => {
       for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
     });
   }
