@@ -16,10 +16,11 @@ export const artifacts = resolve(import.meta.dirname, '../../test-artifacts/cons
 // A ceiling for what a loaded two-core machine may take; it catches a hang, it measures nothing.
 export const stepCeilingMs = 60_000;
 
-/** Runs `interchange <args>` (in this process) and fails the test unless it exits 0. */
-export async function cli(args: string[], env: Env, input?: string): Promise<void> {
+/** Runs `interchange <args>` (in this process), fails the test unless it exits 0, and returns what it printed. */
+export async function cli(args: string[], env: Env, input?: string): Promise<string> {
   const result = await runCli(args, env, input === undefined ? {} : { input });
   assert.equal(result.code, 0, `interchange ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
 }
 
 /** Polls `check` until it returns true (auto-waiting for what locators cannot express). */
