@@ -1,35 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { runCli } from './helpers/cli.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { artifacts, type ConsoleBrowser, cli, openConsoleBrowser, untilPage } from './helpers/console-browser.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type PhpSoapServer, startPhpSoapServer } from './helpers/php-soap-server.ts';
 import { type Env, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
-import { until } from './helpers/until.ts';
 
 /**
- * The console walked as a person would, in a real browser (Debian's chromium, driven by playwright-core, which never
- * downloads one), against a real server and a real GraphQL upstream. Any console error, page error, failed request,
- * 5xx or request to another host fails the walk; each step leaves a screenshot in test-artifacts/console/.
+ * The console walked as a person would, in a real browser (helpers/console-browser.ts), against a real server and a
+ * real GraphQL upstream. Any console error, page error, failed request, 5xx or request to another host fails the walk;
+ * each step leaves a screenshot in test-artifacts/console/.
  */
 
-const artifacts = resolve(import.meta.dirname, '../test-artifacts/console');
 const email = 'ada@example.com';
 const password = 'correct horse battery staple';
 const upstreamToken = 'upstream-token-7f3a9c';
 const soapToken = 'soap-token-51be0d';
-// Ceilings for what a loaded two-core machine may take; they catch a hang, they measure nothing.
-const stepCeilingMs = 60_000;
-
-async function cli(args: string[], env: Env, input?: string): Promise<void> {
-  const result = await runCli(args, env, input === undefined ? {} : { input });
-  assert.equal(result.code, 0, `interchange ${args.join(' ')}: ${result.stderr}`);
-}
-
-/** Polls `check` until it returns true (auto-waiting for what locators cannot express). */
-const untilPage = (what: string, check: () => Promise<boolean>) => until(check, what, { ceilingMs: stepCeilingMs, everyMs: 250 });
 
 describe('the console in a real browser', () => {
   const db = tempDatabase();
@@ -37,30 +23,19 @@ describe('the console in a real browser', () => {
   let server: ServerProcess;
   let upstream: GraphqlServer;
   let soap: PhpSoapServer;
-  let browser: Browser;
+  let ui: ConsoleBrowser;
   let context: BrowserContext;
   let page: Page;
   let origin: string;
-  /** What went wrong in the browser so far; every step ends by asserting it is empty. */
-  const problems: string[] = [];
-  /** HTTP error statuses a step provokes on purpose (`401 /api/v1/auth/sign-in`): the browser logs those as errors. */
-  const expected = new Set<string>();
+  let expected: Set<string>;
 
-  const shot = (step: string) => page.screenshot({ path: `${artifacts}/${step}.png`, fullPage: true });
-  const assertClean = () => assert.deepEqual(problems, [], problems.join('\n'));
-  /** Whether the page holds `text` anywhere: markup, or the value of a form control. */
-  const pageHolds = (text: string) =>
-    page.evaluate(
-      (t) =>
-        document.documentElement.outerHTML.includes(t) ||
-        [...document.querySelectorAll('input, textarea')].some((e) => (e as HTMLInputElement).value.includes(t)),
-      text,
-    );
-  const row = (name: string | RegExp): Locator => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name }) });
-  const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name });
+  const shot = (step: string) => ui.shot(step);
+  const assertClean = () => ui.assertClean();
+  const pageHolds = (text: string) => ui.pageHolds(text);
+  const row = (name: string | RegExp) => ui.row(name);
+  const nav = (name: string) => ui.nav(name);
 
   before(async () => {
-    mkdirSync(artifacts, { recursive: true });
     upstream = await startGraphqlServer({ token: upstreamToken });
     soap = await startPhpSoapServer({ requireToken: soapToken });
     env = { ...db.env };
@@ -72,40 +47,12 @@ describe('the console in a real browser', () => {
     server = await startServer(env);
     origin = server.url;
 
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    context.setDefaultTimeout(stepCeilingMs);
-    // Nothing may leave for another host: no CDN, no fonts, nothing.
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.origin === origin) return route.continue();
-      problems.push(`request to another host: ${url.href}`);
-      return route.abort('blockedbyclient');
-    });
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() !== 'error') return;
-      const status = /status of (\d{3})/.exec(message.text())?.[1];
-      const path = new URL(message.location().url || origin).pathname;
-      if (status && expected.has(`${status} ${path}`)) return;
-      problems.push(`console error: ${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (request) => {
-      const reason = request.failure()?.errorText ?? '';
-      // A request to another host is reported above; the browser cancelling a superseded load is no failure.
-      if (!reason.includes('ERR_BLOCKED_BY_CLIENT') && !reason.includes('ERR_ABORTED')) {
-        problems.push(`request failed: ${request.url()} ${reason}`);
-      }
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 500) problems.push(`${response.status()} from ${response.url()}`);
-    });
+    ui = await openConsoleBrowser(origin, { clipboard: true });
+    ({ context, page, expected } = ui);
   });
 
   after(async () => {
-    await browser?.close();
+    await ui?.close();
     await server?.stop();
     await upstream?.close();
     await soap?.close();

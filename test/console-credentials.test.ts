@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
+import { accessTokenOf, type ConsoleBrowser, cli, openConsoleBrowser } from './helpers/console-browser.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { type Env, runCliProcess as runCli, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
 import { TestPki } from './helpers/test-pki.ts';
 
 /**
@@ -13,44 +12,29 @@ import { TestPki } from './helpers/test-pki.ts';
  * read back through the API; no secret may be in the page once saved, and a secret left empty is not sent.
  */
 
-const artifacts = resolve(import.meta.dirname, '../test-artifacts/console');
 const email = 'grace@example.com';
 const password = 'another correct horse staple';
 const basicPassword = 'basic-pass-93c1e7';
 const bearerToken = 'bearer-token-4d2f8a';
 const wsPassword = 'wsse-pass-b71c05';
 const secrets = [basicPassword, bearerToken, wsPassword];
-// A ceiling for what a loaded two-core machine may take; it catches a hang, it measures nothing.
-const stepCeilingMs = 60_000;
-
-async function cli(args: string[], env: Env, input?: string): Promise<void> {
-  const result = await runCli(args, env, input === undefined ? {} : { input });
-  assert.equal(result.code, 0, `interchange ${args.join(' ')}: ${result.stderr}`);
-}
 
 describe('the console’s credential sections in a real browser', () => {
   const db = tempDatabase();
   const pki = new TestPki();
   let server: ServerProcess;
   let upstream: GraphqlServer;
-  let browser: Browser;
+  let ui: ConsoleBrowser;
   let page: Page;
   let origin: string;
   let accessToken = '';
-  const problems: string[] = [];
   /** The bodies of the console's writes to an integration, in order. */
   const writes: { method: string; path: string; body: Record<string, unknown> }[] = [];
 
-  const shot = (step: string) => page.screenshot({ path: `${artifacts}/${step}.png`, fullPage: true });
-  const assertClean = () => assert.deepEqual(problems, [], problems.join('\n'));
+  const shot = (step: string) => ui.shot(step);
+  const assertClean = () => ui.assertClean();
   const section = (name: string): Locator => page.getByRole('group', { name, exact: true });
-  /** Whether the page holds `text` anywhere: markup, or the value of a form control. */
-  const pageHolds = async (text: string) =>
-    (await page.content()).includes(text) ||
-    (await page.evaluate(
-      (t) => [...document.querySelectorAll('input, textarea')].some((e) => (e as HTMLInputElement).value.includes(t)),
-      text,
-    ));
+  const pageHolds = (text: string) => ui.pageHolds(text);
   const stored = async (id: string) => {
     const response = await fetch(`${origin}/api/v1/integrations/${id}`, {
       headers: { authorization: `Bearer ${accessToken}`, 'x-tenant-id': 'acme' },
@@ -64,7 +48,6 @@ describe('the console’s credential sections in a real browser', () => {
   };
 
   before(async () => {
-    mkdirSync(artifacts, { recursive: true });
     upstream = await startGraphqlServer({ token: bearerToken });
     const env = { ...db.env };
     await cli(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
@@ -73,23 +56,8 @@ describe('the console’s credential sections in a real browser', () => {
     server = await startServer(env);
     origin = server.url;
 
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    context.setDefaultTimeout(stepCeilingMs);
-    await context.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.origin === origin) return route.continue();
-      problems.push(`request to another host: ${url.href}`);
-      return route.abort('blockedbyclient');
-    });
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('response', (response) => {
-      if (response.status() >= 500) problems.push(`${response.status()} from ${response.url()}`);
-    });
+    ui = await openConsoleBrowser(origin);
+    page = ui.page;
     page.on('request', (request) => {
       const path = new URL(request.url()).pathname;
       if (/^\/api\/v1\/integrations\/[^/]+$/.test(path) && ['PUT', 'PATCH'].includes(request.method())) {
@@ -97,21 +65,12 @@ describe('the console’s credential sections in a real browser', () => {
       }
     });
 
-    await page.goto(`${origin}/console`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    const signIn = await fetch(`${origin}/api/v1/auth/sign-in`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
-    accessToken = ((await signIn.json()) as { data: { access_token: string } }).data.access_token;
+    await ui.signIn(email, password);
+    accessToken = await accessTokenOf(origin, email, password);
   });
 
   after(async () => {
-    await browser?.close();
+    await ui?.close();
     await server?.stop();
     await upstream?.close();
     pki.remove();

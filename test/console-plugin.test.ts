@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
+import { roleScopes } from '../src/auth/roles.ts';
+import { hasScope, scopeResources } from '../src/auth/scopes.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
 /** How the service serves the console: the page, its modules and the vendor modules, with their headers. */
@@ -100,5 +104,18 @@ describe('the console files', () => {
       Object.keys(doc.paths).filter((path) => path.startsWith('/console')),
       [],
     );
+  });
+
+  test('the console offers each role what the service allows it: its roles.js agrees with src/auth/roles.ts', async () => {
+    const file = pathToFileURL(resolve(import.meta.dirname, '../src/console/static/lib/roles.js')).href;
+    const { can } = (await import(file)) as { can(role: string, scope: string): boolean };
+    for (const [role, granted] of Object.entries(roleScopes)) {
+      for (const resource of scopeResources) {
+        for (const action of ['read', 'write', 'execute']) {
+          const scope = `${resource}.${action}`;
+          assert.equal(can(role, scope), hasScope(granted, scope), `${role} and ${scope}`);
+        }
+      }
+    }
   });
 });

@@ -10,11 +10,13 @@ import { Integrations } from './screens/integrations.js';
 import { Keys } from './screens/keys.js';
 import { SignIn } from './screens/sign-in.js';
 import { TryItOut } from './screens/try-it-out.js';
+import { Webhooks } from './screens/webhooks.js';
 
 const sections = [
   { id: 'keys', label: 'API keys', icon: 'key' },
   { id: 'integrations', label: 'Integrations', icon: 'plug', also: ['new-integration'] },
   { id: 'executions', label: 'Executions', icon: 'list' },
+  { id: 'webhooks', label: 'Webhooks', icon: 'bell' },
   { id: 'try', label: 'Try it out', icon: 'play' },
 ];
 
@@ -23,6 +25,7 @@ const icons = {
   plug: 'M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0V8Zm6 9v4',
   list: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
   play: 'M7 4.5v15l13-7.5-13-7.5Z',
+  bell: 'M6 16v-5a6 6 0 0 1 12 0v5l2 2H4l2-2Zm4 4h4',
 };
 
 const isActive = (section, route) =>
@@ -41,6 +44,8 @@ function Screen({ route, membership }) {
       return route.id ? html`<${IntegrationEdit} ...${props} />` : html`<${Integrations} ...${props} />`;
     case 'executions':
       return route.id ? html`<${ExecutionDetail} ...${props} />` : html`<${Executions} ...${props} />`;
+    case 'webhooks':
+      return html`<${Webhooks} ...${props} />`;
     case 'try':
       return html`<${TryItOut} ...${props} />`;
     default:

@@ -1,9 +1,12 @@
-/** What each role may do in a tenant (docs/people-and-console.md#roles), so the console offers only what the API will allow. */
-const reads = ['entities.read', 'integrations.read', 'api_keys.read', 'executions.read', 'processflow.read'];
+/**
+ * What each role may do in a tenant (docs/people-and-console.md#roles), so the console offers only what the API will
+ * allow. The service's src/auth/roles.ts decides; this mirrors it.
+ */
+const reads = ['entities.read', 'integrations.read', 'api_keys.read', 'executions.read', 'webhooks.read', 'processflow.read'];
 const roleScopes = {
   owner: ['*'],
   admin: ['*'],
-  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read'],
+  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read', 'webhooks.read'],
   viewer: reads,
 };
 
@@ -26,5 +29,7 @@ export const knownScopes = [
   'entities.write',
   'api_keys.read',
   'api_keys.write',
+  'webhooks.read',
+  'webhooks.write',
   'processflow.*',
 ];

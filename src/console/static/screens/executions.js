@@ -1,9 +1,12 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
-import { api } from '../lib/api.js';
+import { cancelExecution, isActive, listExecutions } from '../lib/executions.js';
 import { formatDateTime, formatDuration, formatRelative } from '../lib/format.js';
 import { html } from '../lib/html.js';
+import { can } from '../lib/roles.js';
 import { Link, navigate, tenantPath } from '../lib/router.js';
+import { useAction } from '../lib/use-action.js';
+import { usePolling } from '../lib/use-polling.js';
 import { loadAllIntegrations } from './integrations.js';
 
 const periods = [
@@ -15,6 +18,10 @@ const periods = [
 ];
 const periodMs = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 const pageSize = 50;
+/** How often an open list (and an unfinished execution's detail) is read again. */
+export const pollMs = 2000;
+const statuses = ['queued', 'running', 'succeeded', 'failed', 'canceled'];
+const statusTones = { queued: 'neutral', running: 'info', succeeded: 'success', failed: 'danger', canceled: 'warning' };
 
 /** Filters live in the query string, so a filtered list survives a reload and the back button. */
 function readFilters() {
@@ -23,7 +30,34 @@ function readFilters() {
 }
 
 export function StatusBadge({ status }) {
-  return html`<${Badge} tone=${status === 'succeeded' ? 'success' : 'danger'}>${status}<//>`;
+  return html`<${Badge} tone=${statusTones[status] ?? 'neutral'}>${status}<//>`;
+}
+
+/** An unfinished execution has no duration yet, and a canceled one never ran. */
+export const durationOf = (e) => (isActive(e) || e.status === 'canceled' ? '—' : formatDuration(e.duration_ms));
+
+/** The Cancel button of a queued execution; `onDone(execution)` after a cancel, `onError(failure)` (409 included). */
+export function CancelButton({ tenant, execution, onDone, onError }) {
+  const { busy, run } = useAction(async () => {
+    try {
+      onDone(await cancelExecution(tenant, execution.id));
+    } catch (failure) {
+      onError(failure);
+    }
+  });
+  return html`<button type="button" class="button button--small button--danger-ghost" onClick=${run} disabled=${busy}
+    aria-label=${`Cancel execution ${execution.id}`}>${busy ? 'Canceling…' : 'Cancel'}</button>`;
+}
+
+/**
+ * The list after a new read of its first page: that page as it is now, then the rows of later pages already loaded
+ * ("Load more") that are older than its last row. Ids sort by time, so "older" is a smaller id.
+ */
+function mergeFirstPage(rows, fresh, extended) {
+  if (!extended || rows === null) return fresh;
+  const seen = new Set(fresh.map((e) => e.id));
+  const oldest = fresh.at(-1)?.id;
+  return [...fresh, ...rows.filter((e) => !seen.has(e.id) && oldest !== undefined && e.id < oldest)];
 }
 
 /**
@@ -31,26 +65,29 @@ export function StatusBadge({ status }) {
  * pages with a cursor; the period is applied here: once a page reaches past it, there is nothing more to fetch.
  */
 async function loadPage(tenant, filters, cursor) {
-  const q = new URLSearchParams({ limit: String(pageSize) });
-  if (filters.integration) q.set('integration_id', filters.integration);
-  if (filters.status) q.set('status', filters.status);
-  if (cursor) q.set('cursor', cursor);
-  const page = await api(`/executions?${q}`, { tenant });
+  const page = await listExecutions(tenant, { ...filters, limit: pageSize }, cursor);
   const cutoff = filters.since ? Date.now() - periodMs[filters.since] : null;
   const items = cutoff === null ? page.data : page.data.filter((e) => Date.parse(e.started_at) >= cutoff);
   const next = page.pagination?.next_cursor ?? null;
   return { items, next: items.length < page.data.length ? null : next };
 }
 
-export function Executions({ tenant }) {
+export function Executions({ tenant, role }) {
   const filters = readFilters();
   const [integrations, setIntegrations] = useState([]);
   const [rows, setRows] = useState(null);
   const [next, setNext] = useState(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState(null);
+  const [cancelFailure, setCancelFailure] = useState(null);
+  const [announcement, setAnnouncement] = useState('');
   const [generation, setGeneration] = useState(0);
   const key = `${filters.integration}|${filters.status}|${filters.since}`;
+  const executable = can(role, 'integrations.execute');
+  /** The filters whose rows are shown: a poll answered after they changed is dropped. */
+  const shownKey = useRef(key);
+  /** Whether later pages were loaded: a poll then keeps them below the first. */
+  const extended = useRef(false);
 
   useEffect(() => {
     loadAllIntegrations(tenant).then(setIntegrations, () => setIntegrations([]));
@@ -58,6 +95,8 @@ export function Executions({ tenant }) {
 
   useEffect(() => {
     let current = true;
+    shownKey.current = key;
+    extended.current = false;
     setLoading(true);
     setError(null);
     loadPage(tenant, filters, null)
@@ -75,10 +114,38 @@ export function Executions({ tenant }) {
     };
   }, [tenant, key, generation]);
 
+  // Live while the screen is open: queued executions start, running ones finish, new ones arrive.
+  usePolling(async () => {
+    if (loading || rows === null) return;
+    const polled = key;
+    try {
+      const page = await loadPage(tenant, filters, null);
+      if (shownKey.current !== polled) return;
+      setRows((current) => mergeFirstPage(current, page.items, extended.current));
+      if (!extended.current) setNext(page.next);
+      setError(null);
+    } catch (failure) {
+      if (shownKey.current === polled) setError(failure);
+    }
+  }, pollMs);
+
+  const replaceRow = (execution) => setRows((current) => current.map((e) => (e.id === execution.id ? execution : e)));
+  const onCanceled = (execution) => {
+    setCancelFailure(null);
+    replaceRow(execution);
+    setAnnouncement(`Canceled the execution ${execution.id}.`);
+  };
+  const onCancelFailed = (id) => (error) => {
+    setCancelFailure({ id, error });
+    // A 409 means it started meanwhile: show where it is now.
+    setGeneration((g) => g + 1);
+  };
+
   const more = async () => {
     setLoading(true);
     try {
       const page = await loadPage(tenant, filters, next);
+      extended.current = true;
       setRows((r) => [...r, ...page.items]);
       setNext(page.next);
     } catch (failure) {
@@ -96,7 +163,8 @@ export function Executions({ tenant }) {
   };
 
   return html`<section>
-    <${PageHeader} title="Executions" description="Every execute call, newest first. Request and response bodies are never stored.">
+    <${PageHeader} title="Executions"
+      description="Every execute call, newest first, kept up to date while this page is open. Request bodies are never stored.">
       <button type="button" class="button" onClick=${() => setGeneration((g) => g + 1)} disabled=${loading}>Refresh</button>
     <//>
     <form class="filters" aria-label="Filter executions" onSubmit=${(e) => e.preventDefault()}>
@@ -116,8 +184,7 @@ export function Executions({ tenant }) {
       <${Field} label="Status">
         ${(a) => html`<select ...${a} value=${filters.status} onChange=${(e) => setFilter('status', e.currentTarget.value)}>
           <option value="">Any status</option>
-          <option value="succeeded">Succeeded</option>
-          <option value="failed">Failed</option>
+          ${statuses.map((status) => html`<option value=${status}>${status[0].toUpperCase()}${status.slice(1)}</option>`)}
         </select>`}
       <//>
       <${Field} label="Started">
@@ -127,6 +194,8 @@ export function Executions({ tenant }) {
       <//>
     </form>
     <${ErrorNotice} error=${error} title="Could not load the executions" />
+    <${ErrorNotice} error=${cancelFailure?.error} title=${`Could not cancel ${cancelFailure?.id}`} />
+    <p class="visually-hidden" role="status" aria-live="polite">${announcement}</p>
     <div aria-live="polite" aria-busy=${loading ? 'true' : 'false'}>
       ${rows === null && loading && html`<${Loading} />`}
       ${rows?.length === 0 && html`<${Empty} title="No executions match">Run one from Try it out, or widen the filters.<//>`}
@@ -140,10 +209,13 @@ export function Executions({ tenant }) {
                 <th scope="col">Started</th>
                 <th scope="col">Integration</th>
                 <th scope="col" class="hide-sm">Operation</th>
+                <th scope="col" class="hide-md">Mode</th>
                 <th scope="col">Status</th>
+                <th scope="col" class="hide-lg num">Attempts</th>
                 <th scope="col" class="hide-sm num">HTTP</th>
                 <th scope="col" class="hide-md num">Duration</th>
                 <th scope="col" class="hide-md">Error</th>
+                ${executable && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}
               </tr>
             </thead>
             <tbody>
@@ -157,10 +229,21 @@ export function Executions({ tenant }) {
                   </th>
                   <td><span class="truncate">${e.integration_id}</span></td>
                   <td class="hide-sm"><code>${e.operation}</code></td>
+                  <td class="hide-md">${e.mode}</td>
                   <td><${StatusBadge} status=${e.status} /></td>
-                  <td class="hide-sm num">${e.http_status}</td>
-                  <td class="hide-md num">${formatDuration(e.duration_ms)}</td>
+                  <td class="hide-lg num">${e.attempts}</td>
+                  <td class="hide-sm num">${e.http_status ?? html`<span class="muted">—</span>`}</td>
+                  <td class="hide-md num">${durationOf(e)}</td>
                   <td class="hide-md">${e.error_code ? html`<code>${e.error_code}</code>` : html`<span class="muted">—</span>`}</td>
+                  ${
+                    executable &&
+                    html`<td class="actions">
+                      ${
+                        e.status === 'queued' &&
+                        html`<${CancelButton} tenant=${tenant} execution=${e} onDone=${onCanceled} onError=${onCancelFailed(e.id)} />`
+                      }
+                    </td>`
+                  }
                 </tr>`,
               )}
             </tbody>

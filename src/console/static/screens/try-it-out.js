@@ -21,9 +21,10 @@ function parseServerTiming(header) {
 
 const bodyText = (connector, operation) => JSON.stringify(exampleBody(connector, operation), null, 2);
 
-function Response({ result }) {
+function Response({ result, tenant }) {
   const timings = parseServerTiming(result.headers.get('server-timing'));
   const replayed = result.headers.get('idempotent-replayed') === 'true';
+  const queued = result.status === 202 ? result.body?.data?.execution_id : null;
   return html`<div class="card response">
     <div class="response__meta">
       <${Badge} tone=${result.ok ? 'success' : 'danger'}>HTTP ${result.status}<//>
@@ -38,6 +39,13 @@ function Response({ result }) {
         ${timings.map((t) => html`<span class="timing"><code>${t.name}</code> ${t.dur === null ? '' : formatDuration(Math.round(t.dur))}</span>`)}
       </div>`
     }
+    ${
+      queued &&
+      html`<p class="response__queued">
+        Queued as <${Link} href=${tenantPath(tenant, 'executions', queued)}>execution <code>${queued}</code><//>: its page
+        follows it and shows the result.
+      </p>`
+    }
     ${!result.ok && result.body?.error && html`<p class="response__error"><code>${result.body.error.code}</code> ${result.body.error.message}</p>`}
     <pre class="code code--tall" tabindex="0" aria-label="Response body">${result.body ? JSON.stringify(result.body, null, 2) : result.text}</pre>
   </div>`;
@@ -50,6 +58,7 @@ export function TryItOut({ tenant, role }) {
   const [operation, setOperation] = useState('test');
   const [body, setBody] = useState('{}');
   const [idempotencyKey, setIdempotencyKey] = useState('');
+  const [runAsync, setRunAsync] = useState(false);
   const [bodyError, setBodyError] = useState(null);
   const [result, setResult] = useState(null);
   const {
@@ -58,6 +67,7 @@ export function TryItOut({ tenant, role }) {
     run: execute,
   } = useAction(async (fields) => {
     const headers = idempotencyKey.trim() ? { 'idempotency-key': idempotencyKey.trim() } : {};
+    if (runAsync) headers.prefer = 'respond-async';
     setResult(
       await request(`/integrations/${encodeURIComponent(integrationId)}/execute`, {
         method: 'POST',
@@ -136,6 +146,10 @@ export function TryItOut({ tenant, role }) {
           ${(a) => html`<input ...${a} maxlength="255" spellcheck=${false} value=${idempotencyKey}
             onInput=${(e) => setIdempotencyKey(e.currentTarget.value)} />`}
         <//>
+        <label class="check">
+          <input type="checkbox" checked=${runAsync} onChange=${(e) => setRunAsync(e.currentTarget.checked)} />
+          Run asynchronously <span class="muted">(<code>Prefer: respond-async</code>: answered 202 at once, run by a worker)</span>
+        </label>
         <div class="form__actions">
           <button type="submit" class="button button--primary" disabled=${busy || !integration || !can(role, 'integrations.execute')}>
             ${busy ? 'Running…' : 'Run'}
@@ -146,7 +160,7 @@ export function TryItOut({ tenant, role }) {
         <h2 id="response-heading" class="section-title">Response</h2>
         <div aria-live="polite">
           <${ErrorNotice} error=${error} title="The request did not complete" />
-          ${result ? html`<${Response} result=${result} />` : html`<p class="muted">Run a request to see its answer here.</p>`}
+          ${result ? html`<${Response} result=${result} tenant=${tenant} />` : html`<p class="muted">Run a request to see its answer here.</p>`}
         </div>
       </section>
     </div>
