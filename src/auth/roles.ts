@@ -7,6 +7,6 @@ const readAll = scopeResources.map((resource) => `${resource}.read`);
 export const roleScopes: Readonly<Record<Role, readonly string[]>> = Object.freeze({
   owner: ['*'],
   admin: ['*'],
-  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read', 'webhooks.read'],
+  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read', 'webhooks.*'],
   viewer: readAll,
 });

@@ -6,7 +6,7 @@ const reads = ['entities.read', 'integrations.read', 'api_keys.read', 'execution
 const roleScopes = {
   owner: ['*'],
   admin: ['*'],
-  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read', 'webhooks.read'],
+  developer: ['integrations.*', 'executions.read', 'entities.*', 'api_keys.read', 'webhooks.*'],
   viewer: reads,
 };
 
