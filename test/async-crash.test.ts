@@ -73,7 +73,10 @@ async function setUp(env: Env, upstreamUrl: string): Promise<Client> {
 }
 
 async function putIntegration(server: ServerProcess, client: Client, url: string) {
-  const res = await request(server, client, 'PUT', '/api/v1/integrations/erp', { connector: 'graphql-1.0.0', config: { base_url: url } });
+  const res = await request(server, client, 'PUT', '/api/v1/integrations/erp', {
+    connector: 'graphql-1.0.0',
+    config: { base_url: url },
+  });
   assert.ok(res.status < 300, JSON.stringify(res.body));
 }
 

@@ -56,5 +56,9 @@ export function sendCall(n: number, hold = false) {
 
 /** A receive of call `n` (held open when `hold`), as an execute body. */
 export function receiveCall(n: number, hold = false) {
-  return { operation: 'receive', query: `query Read($n: Int) { items(n: $n, ${hold ? 'hold' : 'now'}: true) { n } }`, variables: { n } };
+  return {
+    operation: 'receive',
+    query: `query Read($n: Int) { items(n: $n, ${hold ? 'hold' : 'now'}: true) { n } }`,
+    variables: { n },
+  };
 }
