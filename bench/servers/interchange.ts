@@ -36,6 +36,8 @@ const config = loadConfig({
   IX_EGRESS_ALLOW_PRIVATE: 'true',
   // bench/event-loop.ts lets one tenant have thousands of executes in flight.
   ...(process.env.IX_TENANT_CONCURRENCY && { IX_TENANT_CONCURRENCY: process.env.IX_TENANT_CONCURRENCY }),
+  // bench/queue.ts sets how many async executions the worker runs at once.
+  ...(process.env.IX_WORKER_CONCURRENCY && { IX_WORKER_CONCURRENCY: process.env.IX_WORKER_CONCURRENCY }),
 });
 const storage = openStorage(config.databaseUrl, { pgPoolMax: config.pgPoolMax });
 const app = await build(config, { storage });

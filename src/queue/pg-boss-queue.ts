@@ -72,13 +72,26 @@ export class PgBossQueue implements JobQueue {
   /** pg-boss's NOTIFY is sent in the transaction and heard when it commits, by every instance. */
   committed(_queue: QueueName): void {}
 
+  /**
+   * `concurrency` pg-boss workers of one job each. A pg-boss worker waits its polling interval after every fetch, a
+   * fetch that found a job included (its burst modes need batches, or queue statistics that are seconds old): with a
+   * backlog, each worker would run one job a second. So each worker is told, when its job is done, that there may be
+   * more (`notifyWorker`), and fetches again at once; an empty fetch waits as usual (NOTIFY or the 1 s poll).
+   */
   async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
     // NOTIFY wakes idle workers when a job is added; polling each second is the backstop, also while NOTIFY is on
     // (pg-boss's default then is 30 s: jobs added while every worker was busy would wait that long).
-    const polling = { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
-    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, ...polling }, async (jobs) => {
-      for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
-    });
+    const options = { batchSize: 1, localConcurrency: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
+    for (let i = 0; i < concurrency; i++) {
+      let workerId: string | undefined;
+      workerId = await this.#boss.work<T>(queue, options, async (jobs) => {
+        try {
+          for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+        } finally {
+          if (workerId !== undefined) this.#boss.notifyWorker(workerId);
+        }
+      });
+    }
   }
 
   async stop(graceMs: number): Promise<void> {
