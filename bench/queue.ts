@@ -1,5 +1,5 @@
 /**
- * `node bench/queue.ts`: the job queue of async executions (docs/async.md#the-queue), on each storage. Interchange and
+ * `BENCH_ONLY=queue npm run bench` (or `node bench/queue.ts`): the job queue of async executions (docs/async.md#the-queue), on each storage. Interchange and
  * its GraphQL upstream run in processes of their own. For each storage, 1,000 `receive` calls are accepted with
  * `Prefer: respond-async` (16 at a time), and the bench measures how fast they are accepted, how long until the last
  * has run (the queue drained), the throughput end to end, and the Interchange process's peak RSS (VmHWM).
@@ -73,26 +73,31 @@ async function run(storage: string, env: NodeJS.ProcessEnv, upstreamUrl: string)
   }
 }
 
-const upstream = await startServer<{ url: string }>('bench/servers/graphql-upstream.ts');
-const rows = [];
-try {
-  rows.push(await run('SQLite (embedded queue)', {}, upstream.info.url));
-  const database = await createTestDatabase();
+/** Runs the queue bench and prints its table (`npm run bench`, or `BENCH_ONLY=queue npm run bench` alone). */
+export async function runQueueBench(): Promise<void> {
+  const upstream = await startServer<{ url: string }>('bench/servers/graphql-upstream.ts');
+  const rows = [];
   try {
-    rows.push(
-      await run('PostgreSQL (pg-boss)', { DATABASE_URL: database.url, IX_MASTER_KEY: testMasterKey() }, upstream.info.url),
-    );
+    rows.push(await run('SQLite (embedded queue)', {}, upstream.info.url));
+    const database = await createTestDatabase();
+    try {
+      rows.push(
+        await run('PostgreSQL (pg-boss)', { DATABASE_URL: database.url, IX_MASTER_KEY: testMasterKey() }, upstream.info.url),
+      );
+    } finally {
+      await database.drop();
+    }
   } finally {
-    await database.drop();
+    await upstream.child.stop();
   }
-} finally {
-  await upstream.child.stop();
+  console.log(`${calls} async receives, ${parallel} accepted at a time, worker concurrency ${workerConcurrency}:`);
+  console.log('| storage | accepted/s | all run after (ms) | end to end/s | peak RSS (MiB) | refused |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.storage} | ${r.acceptPerSecond} | ${r.drainedMs} | ${r.endToEndPerSecond} | ${r.peakRssMiB} | ${r.refused} |`,
+    );
+  }
 }
-console.log(`${calls} async receives, ${parallel} accepted at a time, worker concurrency ${workerConcurrency}:`);
-console.log('| storage | accepted/s | all run after (ms) | end to end/s | peak RSS (MiB) | refused |');
-console.log('|---|---|---|---|---|---|');
-for (const r of rows) {
-  console.log(
-    `| ${r.storage} | ${r.acceptPerSecond} | ${r.drainedMs} | ${r.endToEndPerSecond} | ${r.peakRssMiB} | ${r.refused} |`,
-  );
-}
+
+if (import.meta.main) await runQueueBench();

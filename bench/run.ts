@@ -2,7 +2,8 @@
  * `npm run bench`: requests per second and latency, each table against a baseline measured in the
  * same run:
  *   0. the execute path with every server and the load generator in processes of their own (bench/execute-path.ts,
- *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part.
+ *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part;
+ *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part.
  * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
@@ -28,6 +29,7 @@ import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
+import { runQueueBench } from './queue.ts';
 
 interface Scenario {
   name: string;
@@ -351,6 +353,7 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
 }
 
 async function main() {
+  if (process.env.BENCH_ONLY === 'queue') return runQueueBench();
   await runExecutePath();
   if (process.env.BENCH_ONLY === 'execute-path') return;
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
@@ -368,6 +371,8 @@ async function main() {
         `${name.padEnd(70)} ${r.ms.toFixed(0).padStart(6)} ${r.rssBeforeMiB.toFixed(0).padStart(6)} ${r.peakRssMiB.toFixed(0).padStart(6)}`,
       );
     }
+    console.log('');
+    await runQueueBench();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
