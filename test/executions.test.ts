@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { ConnectorDefinition } from '../src/connectors/connector.ts';
 import { builtInConnectors } from '../src/connectors/registry.ts';
+import { type Execution, ExecutionInserts, findExecution } from '../src/storage/executions.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
@@ -362,5 +363,59 @@ describe('the executions log under quick successive calls', () => {
       user_id: null,
       request_id: res.headers['x-request-id'],
     });
+  });
+});
+
+describe('the executions log written in batches of a size it wrote before', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+    await h.tenant('acme');
+  });
+  after(() => h.close());
+
+  const execution = (id: string, failed: boolean): Execution => ({
+    id,
+    integration_id: `int-${id}`,
+    connector: 'graphql-1.0.0',
+    operation: failed ? 'send' : 'receive',
+    status: failed ? 'failed' : 'succeeded',
+    http_status: failed ? 502 : 200,
+    error_code: failed ? 'graphql_errors' : null,
+    error_message: failed ? `upstream said \u0000 ${id}` : null,
+    error_details: failed ? { upstream_status: 500, id } : null,
+    message_count: failed ? 0 : 3,
+    duration_ms: 7,
+    api_key_id: failed ? null : 'key_x',
+    user_id: failed ? 'usr_x' : null,
+    request_id: `req-${id}`,
+    started_at: '2026-01-01T00:00:00.000Z',
+    mode: 'sync',
+    attempts: 1,
+    finished_at: '2026-01-01T00:00:00.007Z',
+  });
+
+  test('each batch stores its own values, whatever batch of that size came before', async () => {
+    const inserts = new ExecutionInserts(h.storage.db);
+    await inserts.insert([
+      { tenantId: 'acme', execution: execution('exe_b1', false) },
+      { tenantId: 'acme', execution: execution('exe_b2', true) },
+    ]);
+    await inserts.insert([
+      { tenantId: 'acme', execution: execution('exe_b3', true) },
+      { tenantId: 'acme', execution: execution('exe_b4', false) },
+    ]);
+    for (const [id, failed] of [
+      ['exe_b1', false],
+      ['exe_b2', true],
+      ['exe_b3', true],
+      ['exe_b4', false],
+    ] as const) {
+      const expected = execution(id, failed);
+      assert.deepEqual(await findExecution(h.storage.db, 'acme', id), {
+        ...expected,
+        error_message: expected.error_message?.replace('\u0000', '\ufffd') ?? null,
+      });
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from './database.ts';
-import { type Execution, insertExecutions } from './executions.ts';
+import { type Execution, ExecutionInserts } from './executions.ts';
 
 /**
  * The executions log, written behind: each execute hands its row over and answers at once; rows are written in
@@ -13,7 +13,7 @@ import { type Execution, insertExecutions } from './executions.ts';
  * - A batch that cannot be written is written row by row, so one bad row is the only one lost (and logged).
  */
 export class ExecutionLog {
-  readonly #db: Db;
+  readonly #inserts: ExecutionInserts;
   readonly #log: FastifyBaseLogger;
   readonly #intervalMs: number;
   readonly #maxBatch: number;
@@ -23,10 +23,11 @@ export class ExecutionLog {
   #writing: Promise<void> = Promise.resolve();
 
   constructor(db: Db, log: FastifyBaseLogger, options: { intervalMs?: number; maxBatch?: number } = {}) {
-    this.#db = db;
     this.#log = log;
     this.#intervalMs = options.intervalMs ?? 50;
     this.#maxBatch = options.maxBatch ?? 200;
+    // A text per batch size, 1 to maxBatch (a failed batch is written again one row at a time).
+    this.#inserts = new ExecutionInserts(db, this.#maxBatch);
   }
 
   /** Hands one execution over; it is written within `intervalMs`. */
@@ -52,11 +53,11 @@ export class ExecutionLog {
 
   async #write(batch: Array<{ tenantId: string; execution: Execution }>): Promise<void> {
     try {
-      await insertExecutions(this.#db, batch);
+      await this.#inserts.insert(batch);
     } catch {
       for (const row of batch) {
         try {
-          await insertExecutions(this.#db, [row]);
+          await this.#inserts.insert([row]);
         } catch (error) {
           this.#log.error({ err: error, execution_id: row.execution.id }, 'an execution could not be recorded');
         }
