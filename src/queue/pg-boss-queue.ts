@@ -73,9 +73,17 @@ export class PgBossQueue implements JobQueue {
   committed(_queue: QueueName): void {}
 
   async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
-    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 1 }, async (jobs) => {
+    // With LISTEN/NOTIFY on, pg-boss polls only every 30 s unless told otherwise; a NOTIFY is sent only for a job due at
+    // once, so a job added `startAfter` a delay (a delivery's retry) would wait up to 30 s past its time.
+    const polling = { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
+    await this.#boss.work<T>(queue, { batchSize: 1, localConcurrency: concurrency, ...polling }, async (jobs) => {
       for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
     });
+  }
+
+  /** pg-boss's monitor counts each queue every `heartbeatSeconds`: read from there, not counted on every scrape. */
+  async due(queue: QueueName): Promise<number> {
+    return (await this.#boss.getQueue(queue))?.readyCount ?? 0;
   }
 
   async stop(graceMs: number): Promise<void> {
