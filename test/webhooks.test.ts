@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { build } from '../src/app.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
+import { assertJsonFailure, cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
 import { until } from './helpers/until.ts';
@@ -595,5 +596,95 @@ describe('webhooks: deliveries pending when the app stops are made after it star
     assert.equal(canceledEvent.data.result, null);
     assert.equal(byType.get('execution.succeeded').data.request_id, sync.headers['x-request-id']);
     assertAllVerified(receiver.received, w.secret);
+  });
+});
+
+describe('webhooks: the CLI', () => {
+  let h: Harness;
+  let receiver: WebhookReceiver;
+  let upstream: GraphqlServer;
+  let worker: FastifyInstance | undefined;
+  let env: Record<string, string>;
+
+  before(async () => {
+    h = await harness({ IX_WORKER: 'false' });
+    receiver = await startReceiver();
+    upstream = await startGraphqlServer();
+    await h.tenant('acme');
+    env = { DATABASE_URL: h.config.databaseUrl, ...(h.config.masterKey && { IX_MASTER_KEY: h.config.masterKey }) };
+  });
+  after(async () => {
+    await worker?.close();
+    await receiver.close();
+    await upstream.close();
+    await h.close();
+  });
+
+  test('webhooks create, list and delete; executions cancel sends execution.canceled to the endpoints', async () => {
+    const created = await cliJson(
+      ['webhooks', 'create', '--tenant', 'acme', '--url', receiver.url, '--events', 'execution.canceled'],
+      env,
+    );
+    assert.match(String(created.secret), /^whsec_/);
+    assert.deepEqual(created.events, ['execution.canceled']);
+    receiver.secrets.push(String(created.secret));
+    const listed = await cliJson(['webhooks', 'list', '--tenant', 'acme'], env);
+    assert.deepEqual(
+      listed.data.map((w: { id: string }) => w.id),
+      [created.id],
+    );
+    assert.equal(listed.data[0].secret, undefined);
+    assertJsonFailure(await runCli(['webhooks', 'create', '--tenant', 'acme', '--json'], env), 2, 'usage_error', /--url/);
+    const refused = await runCli(['webhooks', 'create', '--tenant', 'acme', '--url', 'ftp://x.example', '--json'], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.equal(JSON.parse(refused.stderr).error.code, 'validation_failed');
+
+    const auth = await h.auth('acme', ['integrations.*']);
+    const put = await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/crm',
+      payload: { connector: 'graphql-1.0.0', config: { base_url: upstream.url } },
+    });
+    assert.equal(put.statusCode, 201, put.body);
+    const accepted = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/crm/execute',
+      headers: { prefer: 'respond-async' },
+      payload: { operation: 'test' },
+    });
+    const executionId = body(accepted).data.execution_id;
+    const canceled = await cliJson(['executions', 'cancel', executionId, '--tenant', 'acme'], env);
+    assert.equal(canceled.status, 'canceled');
+    assert.equal(canceled.id, executionId);
+    const again = await runCli(['executions', 'cancel', executionId, '--tenant', 'acme', '--json'], env);
+    assert.equal(again.code, 1, again.stderr);
+    assert.deepEqual(JSON.parse(again.stderr).error.details, { status: 'canceled' });
+    assert.equal(JSON.parse(again.stderr).error.code, 'conflict');
+    assertJsonFailure(
+      await runCli(['executions', 'cancel', 'exe_nope', '--tenant', 'acme', '--json'], env),
+      1,
+      'not_found',
+      /exe_nope/,
+    );
+
+    // The CLI stored the event and its job; a server that works the queue delivers it.
+    worker = await build({ ...h.config, worker: true }, { storage: h.storage });
+    const event = (await until(() => receiver.received[0], 'the canceled event')) as Received;
+    assert.equal(event.payload.type, 'execution.canceled');
+    assert.equal(event.payload.data.id, executionId);
+    assert.equal(event.payload.data.result, null);
+    assertAllVerified(receiver.received, String(created.secret));
+
+    assert.deepEqual(await cliJson(['webhooks', 'delete', String(created.id), '--tenant', 'acme'], env), {
+      id: created.id,
+      deleted: true,
+    });
+    assert.deepEqual((await cliJson(['webhooks', 'list', '--tenant', 'acme'], env)).data, []);
+    assertJsonFailure(
+      await runCli(['webhooks', 'delete', String(created.id), '--tenant', 'acme', '--json'], env),
+      1,
+      'not_found',
+      /No webhook/,
+    );
   });
 });

@@ -3,22 +3,25 @@ import { caller } from '../auth/authenticate.ts';
 import type { AppContext } from '../context.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { ApiError } from '../errors.ts';
-import { executionEventTypes } from '../execution/events.ts';
 import { ok, okList } from '../http/envelope.ts';
-import { newId } from '../ids.ts';
-import { encryptSecret } from '../secrets/cipher.ts';
 import {
-  countWebhooks,
   deleteWebhook,
   findWebhook,
-  insertWebhook,
   listDeliveries,
   listWebhooks,
   updateWebhook,
   type WebhookChanges,
   type WebhookRecord,
 } from '../storage/webhooks.ts';
-import { secretContext } from '../webhooks/delivery.ts';
+import {
+  checkEvents,
+  createWebhook,
+  maxWebhooksPerTenant,
+  type NewWebhookInput,
+  sealSecret,
+  subscribableEvents,
+  toWebhookObject,
+} from '../webhooks/endpoints.ts';
 import { newWebhookSecret } from '../webhooks/signature.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { Webhooks } from '../webhooks/webhooks.ts';
@@ -28,8 +31,6 @@ const tags = ['Webhooks'];
 const webhookParams = idParams('id');
 const noSuchWebhook = { 404: 'No such webhook in this tenant.' } as const;
 
-/** Endpoints one tenant may have: each event costs a job per endpoint. */
-export const maxWebhooksPerTenant = 20;
 /** How long a rotated-out secret keeps signing. */
 const rotationOverlapMs = 24 * 3_600_000;
 
@@ -37,18 +38,12 @@ const url = { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[Hh][Tt]
 const events = {
   type: 'array',
   minItems: 1,
-  maxItems: executionEventTypes.length,
+  maxItems: subscribableEvents.length - 1,
   uniqueItems: true,
-  items: { type: 'string', enum: [...executionEventTypes, '*'] },
+  items: { type: 'string', enum: subscribableEvents },
   description: 'The event types to receive, or `["*"]` for all.',
 } as const;
 const description = { type: ['string', 'null'], maxLength: 500 } as const;
-
-interface CreateBody {
-  url: string;
-  events: string[];
-  description?: string | null;
-}
 
 interface PatchBody {
   url?: string;
@@ -57,25 +52,9 @@ interface PatchBody {
   disabled?: boolean;
 }
 
-/** `*` means every type: listed with others it would read as a mistake. */
-function checkEvents(list: string[] | undefined): void {
-  if (list !== undefined && list.length > 1 && list.includes('*')) {
-    const message = '"*" stands for every event type and is listed alone';
-    throw new ApiError('validation_failed', `events: ${message}.`, { issues: [{ path: 'events', message }] });
-  }
-}
-
-/** The endpoint as the API shows it: never its secrets. */
-export function toWebhookObject(webhook: WebhookRecord) {
-  const { secret: _secret, previous_secret: _previous, ...shown } = webhook;
-  return shown;
-}
-
 export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, webhooks: Webhooks, policy: EgressPolicy): void {
   const db = ctx.storage.db;
   const now = () => webhooks.now().toISOString();
-  const seal = (tenantId: string, id: string, secret: string) =>
-    encryptSecret(ctx.masterKey, secret, secretContext(tenantId, id));
 
   async function webhookInTenant(request: FastifyRequest<{ Params: { id: string } }>): Promise<WebhookRecord> {
     const found = await findWebhook(db, caller(request).tenantId, request.params.id);
@@ -83,7 +62,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
     return found;
   }
 
-  app.post<{ Body: CreateBody }>(
+  app.post<{ Body: NewWebhookInput }>(
     '/api/v1/webhooks',
     {
       config: { scope: 'webhooks.write' },
@@ -110,29 +89,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
     },
     async (request, reply) => {
       const { tenantId } = caller(request);
-      checkEvents(request.body.events);
-      const target = checkWebhookUrl(request.body.url, policy);
-      if ((await countWebhooks(db, tenantId)) >= maxWebhooksPerTenant) {
-        throw new ApiError('conflict', `This tenant has ${maxWebhooksPerTenant} webhooks already; delete one first.`);
-      }
-      const id = newId('whk');
-      const secret = newWebhookSecret();
-      const at = now();
-      const record: WebhookRecord = {
-        id,
-        tenant_id: tenantId,
-        url: target,
-        events: request.body.events,
-        description: request.body.description ?? null,
-        disabled: false,
-        failing_since: null,
-        previous_secret_expires_at: null,
-        created_at: at,
-        updated_at: at,
-        secret: seal(tenantId, id, secret),
-        previous_secret: null,
-      };
-      await insertWebhook(db, record);
+      const { record, secret } = await createWebhook(db, ctx.masterKey, policy, tenantId, request.body, now());
       await webhooks.refresh();
       return reply.code(201).send(ok({ ...toWebhookObject(record), secret }));
     },
@@ -268,7 +225,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         webhook.tenant_id,
         webhook.id,
         {
-          secret: seal(webhook.tenant_id, webhook.id, secret),
+          secret: sealSecret(ctx.masterKey, webhook.tenant_id, webhook.id, secret),
           previous_secret: webhook.secret,
           previous_secret_expires_at: new Date(webhooks.now().getTime() + rotationOverlapMs).toISOString(),
         },

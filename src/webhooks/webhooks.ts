@@ -79,11 +79,9 @@ export class Webhooks implements ExecutionEvents {
   }
 
   finished(tenantId: string, execution: Execution, result: unknown): void {
-    const type = eventTypeOf(execution);
-    if (!type) return;
-    // As GET /executions/{id} shows it, with the answer (a synchronous one's too; a canceled one's is null).
-    const data = execution.mode === 'async' ? { ...execution, result, result_expired: false } : { ...execution, result };
-    const emitting = this.#emit(tenantId, type, data).catch((e) =>
+    const { db, queue, now } = this.#options;
+    const at = now().toISOString();
+    const emitting = emitExecutionEvent(db, queue, tenantId, execution, result, at).catch((e) =>
       this.#options.log.error({ err: e, tenant_id: tenantId, execution_id: execution.id }, 'webhook event not stored'),
     );
     this.#pending.add(emitting);
@@ -92,10 +90,13 @@ export class Webhooks implements ExecutionEvents {
 
   /** Sends `webhook.test` to one endpoint: its first attempt is made now (the answer tells how it went), retries as any. */
   async test(webhook: WebhookRecord): Promise<WebhookDelivery | undefined> {
-    const event = await this.#store(webhook.tenant_id, testEventType, {
+    const { db, queue, now } = this.#options;
+    const data = {
       webhook_id: webhook.id,
       message: 'A test event from Interchange: your endpoint receives and verifies events.',
-    });
+    };
+    // Its first attempt is made here, not by a job: it is stored without one.
+    const event = await storeEvent(db, queue, webhook.tenant_id, { type: testEventType, data, at: now().toISOString() }, []);
     return this.#options.deliverer.attempt({ tenant_id: webhook.tenant_id, webhook_id: webhook.id, event_id: event, attempt: 1 });
   }
 
@@ -104,28 +105,52 @@ export class Webhooks implements ExecutionEvents {
     for (const timer of this.#timers) clearInterval(timer);
     await Promise.allSettled(this.#pending);
   }
+}
 
-  async #emit(tenantId: string, type: string, data: object): Promise<void> {
-    const { db, queue } = this.#options;
-    const endpoints = (await enabledWebhooks(db, tenantId)).filter((w) => wants(w, type));
-    if (endpoints.length === 0) return;
-    await this.#store(tenantId, type, data, endpoints);
-    queue.committed('webhook-deliveries');
-  }
+/** An execution's event payload `data`: the record as GET /executions/{id} shows it, with the answer (`result`). */
+export function executionEventData(execution: Execution, result: unknown): object {
+  return execution.mode === 'async' ? { ...execution, result, result_expired: false } : { ...execution, result };
+}
 
-  /** Stores the event with its body, and the first attempt's job for each of `endpoints`, in one transaction. */
-  async #store(tenantId: string, type: string, data: object, endpoints: WebhookRecord[] = []): Promise<string> {
-    const { db, queue, now } = this.#options;
-    const id = newId('evt');
-    const at = now().toISOString();
-    const payload = JSON.stringify({ type, timestamp: at, data });
-    await db.transaction().execute(async (trx) => {
-      await insertEvent(trx, { id, tenant_id: tenantId, type, payload, created_at: at });
-      for (const endpoint of endpoints) {
-        const job: DeliveryJob = { tenant_id: tenantId, webhook_id: endpoint.id, event_id: id, attempt: 1 };
-        await queue.send('webhook-deliveries', job, { db: trx });
-      }
-    });
-    return id;
-  }
+/**
+ * Stores an event with its body, and the first attempt's job for each of `endpoints`, in one transaction; returns the
+ * event's id. The caller tells the queue (`committed`) when there were endpoints.
+ */
+export async function storeEvent(
+  db: Db,
+  queue: JobQueue,
+  tenantId: string,
+  event: { type: string; data: object; at: string },
+  endpoints: readonly WebhookRecord[],
+): Promise<string> {
+  const id = newId('evt');
+  const payload = JSON.stringify({ type: event.type, timestamp: event.at, data: event.data });
+  await db.transaction().execute(async (trx) => {
+    await insertEvent(trx, { id, tenant_id: tenantId, type: event.type, payload, created_at: event.at });
+    for (const endpoint of endpoints) {
+      const job: DeliveryJob = { tenant_id: tenantId, webhook_id: endpoint.id, event_id: id, attempt: 1 };
+      await queue.send('webhook-deliveries', job, { db: trx });
+    }
+  });
+  return id;
+}
+
+/**
+ * An execution ended: its event goes to each enabled endpoint of the tenant that wants its type (none: nothing is
+ * stored). What `Webhooks.finished` does, and what the CLI's `executions cancel` does without a server.
+ */
+export async function emitExecutionEvent(
+  db: Db,
+  queue: JobQueue,
+  tenantId: string,
+  execution: Execution,
+  result: unknown,
+  at: string,
+): Promise<void> {
+  const type = eventTypeOf(execution);
+  if (!type) return;
+  const endpoints = (await enabledWebhooks(db, tenantId)).filter((w) => wants(w, type));
+  if (endpoints.length === 0) return;
+  await storeEvent(db, queue, tenantId, { type, data: executionEventData(execution, result), at }, endpoints);
+  queue.committed('webhook-deliveries');
 }
