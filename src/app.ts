@@ -47,12 +47,15 @@ import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
 import { dropExpiredResults, unfinishedExecutions } from './storage/executions.ts';
 import { registerTracing } from './telemetry/http.ts';
 import { AnswerWorkers } from './transport/answer-workers.ts';
+import { type DeliveryJob, type DeliverySettings, defaultDeliverySettings, WebhookDeliverer } from './webhooks/delivery.ts';
+import { Webhooks } from './webhooks/webhooks.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,6 +71,8 @@ export interface BuildOptions {
   connectors?: readonly ConnectorDefinition[];
   /** Where the logs go; standard output by default. */
   logStream?: NodeJS.WritableStream;
+  /** Webhook delivery pacing (retry schedule, timeout, clock) other than production's: tests set short ones. */
+  webhooks?: Partial<DeliverySettings> & { refreshMs?: number };
 }
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -263,6 +268,33 @@ async function assemble(
       : new EmbeddedQueue(storage.db, app.log, queueSettings);
   await queue.start();
   const guard = new AuthFailureGuard(config.authFailureLimit, stores);
+  // Webhook receivers are reached through a dispatcher of their own: its policy takes IX_WEBHOOK_ALLOW_PRIVATE for
+  // private addresses, and the same allow and deny lists as the connectors' (docs/async.md#webhooks).
+  const webhookPolicy = createEgressPolicy({
+    allowPrivate: config.webhookAllowPrivate,
+    allow: config.egressAllow,
+    deny: config.egressDeny,
+  });
+  const webhookDispatcher = createEgressDispatcher(webhookPolicy, { proxies: config.proxies });
+  const { refreshMs = 5000, ...deliveryOverrides } = options.webhooks ?? {};
+  const deliverySettings: DeliverySettings = { ...defaultDeliverySettings, ...deliveryOverrides };
+  const queueMetrics = registerQueueMetrics(metrics.registry, async () => ({
+    executions: (await unfinishedExecutions(storage.db)).queued,
+    'webhook-deliveries': await queue.due('webhook-deliveries'),
+  }));
+  let webhooks: Webhooks | undefined;
+  const deliverer = new WebhookDeliverer({
+    db: storage.db,
+    queue,
+    masterKey,
+    dispatcher: webhookDispatcher,
+    metrics: queueMetrics,
+    log: app.log,
+    settings: deliverySettings,
+    onDisabled: () => void webhooks?.refresh().catch((e) => app.log.warn({ err: e }, 'webhooks refresh failed')),
+  });
+  webhooks = new Webhooks({ db: storage.db, queue, deliverer, log: app.log, refreshMs, now: deliverySettings.now });
+  await webhooks.start();
   const ctx: AppContext = {
     config,
     storage,
@@ -300,10 +332,8 @@ async function assemble(
     }),
     executions: new ExecutionLog(storage.db, app.log),
     queue,
-    events: { wanted: () => false, finished: () => {} },
-    queueMetrics: registerQueueMetrics(metrics.registry, async () => ({
-      executions: (await unfinishedExecutions(storage.db)).queued,
-    })),
+    events: webhooks,
+    queueMetrics,
   };
   const executionService = new ExecutionService(ctx, queue);
   app.decorate('executionLog', ctx.executions);
@@ -323,6 +353,7 @@ async function assemble(
   registerIntegrationRoutes(app, ctx);
   registerExecuteRoute(app, ctx, executionService);
   registerExecutionRoutes(app, ctx, executionService);
+  registerWebhookRoutes(app, ctx, webhooks, webhookPolicy);
   registerAuthRoutes(app, ctx);
   registerConsole(app);
 
@@ -330,6 +361,7 @@ async function assemble(
   // heartbeat stops (docs/async.md#exactly-once).
   if (config.worker) {
     await queue.work<ExecutionJob>('executions', config.workerConcurrency, (job) => executionService.runJob(job, app.log));
+    await queue.work<DeliveryJob>('webhook-deliveries', config.workerConcurrency, (job) => deliverer.run(job));
   }
   // Async answers kept past IX_RESULT_RETENTION_HOURS are dropped (GET /executions/{id} already hides them).
   const resultSweep = setInterval(
@@ -344,11 +376,14 @@ async function assemble(
   // storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {
     clearInterval(resultSweep);
+    // Events being stored are written before the queue stops; deliveries still pending stay queued for the next start.
+    await webhooks.close();
     await queue.stop(5000);
     await ctx.executions.close();
     await ctx.usage.close();
     await dispatchers.close();
     await dispatcher.close();
+    await webhookDispatcher.close();
     await ctx.connectors.workers.close();
     keyChanges?.close();
     redis?.disconnect();

@@ -325,7 +325,15 @@ describe('a key revoked by the CLI and a running server', () => {
   });
 });
 
-const allMigrations = ['001_foundation', '002_integrations', '003_execution_messages', '004_execution_details', '005_people'];
+const allMigrations = [
+  '001_foundation',
+  '002_integrations',
+  '003_execution_messages',
+  '004_execution_details',
+  '005_people',
+  '006_async_executions',
+  '007_webhooks',
+];
 
 describe('interchange migrate', () => {
   test('applies the migrations once: {"applied":[every migration]}, then {"applied":[]}', async (t) => {

@@ -8,7 +8,7 @@ import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /**
  * The Webhooks screen in a real browser (helpers/console-browser.ts): the endpoints listed, one added with its signing
- * secret shown once, a test event sent and its delivery listed, one deleted after confirming, and what a developer
+ * secret shown once, a test event sent and its delivery listed, one deleted after confirming, and what a viewer
  * (webhooks.read) may not do. Written before the webhooks API was merged: on a build without it, the walks that need it
  * are skipped, saying so, and the first test checks that the screen shows the failed load as an error.
  */
@@ -46,7 +46,7 @@ describe('the Webhooks screen in a real browser', () => {
     await cli(['tenants', 'create', 'beta', '--name', 'Beta Labs'], env);
     await cli(['users', 'create', email, '--name', 'Ida', '--password-stdin'], env, `${password}\n`);
     await cli(['users', 'grant', email, '--tenant', 'acme', '--role', 'owner'], env);
-    await cli(['users', 'grant', email, '--tenant', 'beta', '--role', 'developer'], env);
+    await cli(['users', 'grant', email, '--tenant', 'beta', '--role', 'viewer'], env);
     betaKey = JSON.parse(await cli(['keys', 'create', '--tenant', 'beta', '--scopes', '*', '--json'], env)).key;
     server = await startServer(env);
     origin = server.url;
@@ -144,7 +144,7 @@ describe('the Webhooks screen in a real browser', () => {
     ui.assertClean();
   });
 
-  test('a developer sees endpoints and their deliveries, but cannot add, test or delete', async (t) => {
+  test('a viewer sees endpoints and their deliveries, but cannot add, test or delete', async (t) => {
     if (without(t)) return;
     const res = await fetch(`${origin}/api/v1/webhooks`, {
       method: 'POST',

@@ -78,6 +78,14 @@ const operations = [
   'POST /api/v1/auth/refresh',
   'POST /api/v1/auth/sign-out',
   'GET /.well-known/jwks.json',
+  'POST /api/v1/webhooks',
+  'GET /api/v1/webhooks',
+  'GET /api/v1/webhooks/{id}',
+  'PATCH /api/v1/webhooks/{id}',
+  'DELETE /api/v1/webhooks/{id}',
+  'POST /api/v1/webhooks/{id}/rotate-secret',
+  'GET /api/v1/webhooks/{id}/deliveries',
+  'POST /api/v1/webhooks/{id}/test',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is read by shape.

@@ -16,6 +16,10 @@ const usage = `usage: interchange <command> [options]
   keys rotate <key_id> [--overlap-seconds N]
   integrations list --tenant T
   executions list --tenant T [--integration I] [--status succeeded|failed] [--limit N]
+  executions cancel <execution_id> --tenant T
+  webhooks list --tenant T
+  webhooks create --tenant T --url U [--events a,b] [--description D]
+  webhooks delete <webhook_id> --tenant T
   users create <email> [--name N] --password-stdin
   users list
   users grant <email> --tenant T --role owner|admin|developer|viewer
@@ -36,6 +40,7 @@ const commands: Record<string, () => Promise<Command>> = {
   keys: async () => (await import('./keys.ts')).keysCommand,
   integrations: async () => (await import('./integrations.ts')).integrationsCommand,
   executions: async () => (await import('./executions.ts')).executionsCommand,
+  webhooks: async () => (await import('./webhooks.ts')).webhooksCommand,
   users: async () => (await import('./users.ts')).usersCommand,
   'signing-keys': async () => (await import('./signing-keys.ts')).signingKeysCommand,
 };

@@ -86,6 +86,13 @@ export class EmbeddedQueue implements JobQueue {
     for (let i = 0; i < concurrency; i++) void this.#worker(queue, handler);
   }
 
+  async due(queue: QueueName): Promise<number> {
+    const now = new Date().toISOString();
+    const { rows } = await sql<{ n: number }>`select count(*) as n from ix_jobs
+      where queue = ${queue} and state = 'created' and start_after <= ${now}`.execute(this.#db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     for (const timer of this.#timers) clearInterval(timer);

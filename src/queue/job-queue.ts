@@ -44,6 +44,8 @@ export interface JobQueue {
   committed(queue: QueueName): void;
   /** Runs `handler` for this queue's jobs on this instance, at most `concurrency` at once. */
   work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void>;
+  /** How many of this queue's jobs are due and waiting to run (pg-boss: as of its last monitoring pass). */
+  due(queue: QueueName): Promise<number>;
   /** Stops taking jobs and waits up to `graceMs` for the running ones; those still running are run again elsewhere. */
   stop(graceMs: number): Promise<void>;
 }

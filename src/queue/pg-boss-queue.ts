@@ -80,7 +80,8 @@ export class PgBossQueue implements JobQueue {
    */
   async work<T>(queue: QueueName, concurrency: number, handler: JobHandler<T>): Promise<void> {
     // NOTIFY wakes idle workers when a job is added; polling each second is the backstop, also while NOTIFY is on
-    // (pg-boss's default then is 30 s: jobs added while every worker was busy would wait that long).
+    // (pg-boss's default then is 30 s: jobs added while every worker was busy, or due later, such as a delivery's
+    // retry, would wait that long).
     const options = { batchSize: 1, localConcurrency: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
     for (let i = 0; i < concurrency; i++) {
       let workerId: string | undefined;
@@ -92,6 +93,11 @@ export class PgBossQueue implements JobQueue {
         }
       });
     }
+  }
+
+  /** pg-boss's monitor counts each queue every `heartbeatSeconds`: read from there, not counted on every scrape. */
+  async due(queue: QueueName): Promise<number> {
+    return (await this.#boss.getQueue(queue))?.readyCount ?? 0;
   }
 
   async stop(graceMs: number): Promise<void> {

@@ -11,6 +11,7 @@ import * as executionMessages from './migrations/003_execution_messages.ts';
 import * as executionDetails from './migrations/004_execution_details.ts';
 import * as people from './migrations/005_people.ts';
 import * as asyncExecutions from './migrations/006_async_executions.ts';
+import * as webhooks from './migrations/007_webhooks.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '004_execution_details': executionDetails,
   '005_people': people,
   '006_async_executions': asyncExecutions,
+  '007_webhooks': webhooks,
 };
 
 const requireModule = createRequire(import.meta.url);

@@ -149,6 +149,51 @@ export interface SigningKeysTable {
   retired_at: string | null;
 }
 
+/** A webhook endpoint (docs/async.md#webhooks). */
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** The event types it wants, JSON text; `["*"]` for all. */
+  events: string;
+  description: string | null;
+  /** `whsec_…`, sealed with the master key. */
+  secret: string;
+  /** The secret before the last rotation, sealed; it also signs until `previous_secret_expires_at`. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  disabled: number;
+  /** When its current run of failed attempts began; null while deliveries succeed. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An event as sent: the body (JSON text) fixed when it happened. */
+export interface WebhookEventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  payload: string;
+  created_at: string;
+}
+
+/** One delivery attempt of one event to one endpoint. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  tenant_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  /** The receiver's status; 0 when none came. */
+  http_status: number;
+  duration_ms: number;
+  error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -162,4 +207,7 @@ export interface Database {
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;
   signing_keys: SigningKeysTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

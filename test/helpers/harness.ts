@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { build } from '../../src/app.ts';
+import { type BuildOptions, build } from '../../src/app.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { ConnectorDefinition } from '../../src/connectors/connector.ts';
@@ -40,11 +40,17 @@ export interface Harness {
 /**
  * A fresh app on fresh storage: a SQLite file in a temp folder, or, when the suite runs on
  * PostgreSQL (IX_TEST_STORAGE=postgres, see test/postgres/), a new database on the test server.
- * `options.connectors` replaces the built-in connectors; `options.logStream` receives the logs.
+ * `options.connectors` replaces the built-in connectors; `options.logStream` receives the logs; `options.webhooks`
+ * paces webhook deliveries.
  */
 export async function harness(
   env: Record<string, string> = {},
-  options: { connectors?: (config: Config) => ConnectorDefinition[]; logStream?: NodeJS.WritableStream } = {},
+  options: {
+    connectors?: (config: Config) => ConnectorDefinition[];
+    logStream?: NodeJS.WritableStream;
+    /** Webhook delivery pacing (retry delays, timeout, clock) for tests that cannot wait production's. */
+    webhooks?: BuildOptions['webhooks'];
+  } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
   const database = onPostgres() ? await createTestDatabase() : undefined;
@@ -55,7 +61,12 @@ export async function harness(
     ...env,
   });
   const storage = openStorage(config.databaseUrl);
-  const app = await build(config, { storage, connectors: options.connectors?.(config), logStream: options.logStream });
+  const app = await build(config, {
+    storage,
+    connectors: options.connectors?.(config),
+    logStream: options.logStream,
+    webhooks: options.webhooks,
+  });
   const h: Harness = {
     app,
     storage,

@@ -1,0 +1,220 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { type Dispatcher, request } from 'undici';
+import { ApiError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
+import type { QueueMetrics } from '../queue/metrics.ts';
+import { decryptSecret } from '../secrets/cipher.ts';
+import type { Db } from '../storage/database.ts';
+import {
+  disableWebhook,
+  findEvent,
+  findWebhook,
+  insertDelivery,
+  markAnswering,
+  markFailing,
+  type WebhookDelivery,
+  type WebhookRecord,
+} from '../storage/webhooks.ts';
+import { upstreamFailure } from '../transport/failures.ts';
+import { signatureHeader } from './signature.ts';
+
+/** The job of one delivery attempt: which event, to which endpoint, the how-manieth try. */
+export interface DeliveryJob {
+  tenant_id: string;
+  webhook_id: string;
+  event_id: string;
+  attempt: number;
+}
+
+/** How deliveries are paced; production's are the defaults, tests set shorter ones. */
+export interface DeliverySettings {
+  /** The delay before attempt n + 1 after attempt n failed; when the list is used up, the delivery is given up. */
+  retryDelaysMs: readonly number[];
+  /** How long the receiver has to answer a 2xx. */
+  timeoutMs: number;
+  /** An endpoint whose attempts have all failed for this long is disabled. */
+  disableAfterMs: number;
+  /**
+   * What time it is for the records: attempts' times and `failing_since`, which decides when an endpoint is disabled
+   * (tests move it forward). The `webhook-timestamp` header is always the wall clock's: receivers check it against theirs.
+   */
+  now: () => Date;
+}
+
+const minute = 60_000;
+const hour = 60 * minute;
+
+export const defaultDeliverySettings: DeliverySettings = {
+  retryDelaysMs: [5000, 5 * minute, 30 * minute, 2 * hour, 5 * hour, 10 * hour, 10 * hour],
+  timeoutMs: 10_000,
+  disableAfterMs: 5 * 24 * hour,
+  now: () => new Date(),
+};
+
+/** The most of a receiver's answer that is read: its body says nothing we keep, the connection may be reused. */
+const maxAnswerBytes = 1024;
+
+/** The context a webhook's secrets are sealed with: a ciphertext moved to another endpoint does not open. */
+export const secretContext = (tenantId: string, webhookId: string) => `webhook-secret:${tenantId}:${webhookId}`;
+
+/** The secrets that sign now: the current one, and the one before a rotation while its overlap lasts. */
+export function signingSecrets(masterKey: Buffer, webhook: WebhookRecord, now: Date): string[] {
+  const context = secretContext(webhook.tenant_id, webhook.id);
+  const secrets = [decryptSecret(masterKey, webhook.secret, context)];
+  const overlap = webhook.previous_secret_expires_at;
+  if (webhook.previous_secret && overlap && overlap > now.toISOString()) {
+    secrets.push(decryptSecret(masterKey, webhook.previous_secret, context));
+  }
+  return secrets;
+}
+
+interface Answer {
+  status: number | null;
+  error: string | null;
+}
+
+export interface DelivererOptions {
+  db: Db;
+  queue: JobQueue;
+  masterKey: Buffer;
+  /** The egress-checked dispatcher built with IX_WEBHOOK_ALLOW_PRIVATE. */
+  dispatcher: Dispatcher;
+  metrics: QueueMetrics;
+  log: FastifyBaseLogger;
+  settings: DeliverySettings;
+  /** An endpoint was disabled: the set of tenants that want events is read again. */
+  onDisabled(): void;
+}
+
+/**
+ * Delivers events (docs/async.md#webhooks): each attempt is a job on the `webhook-deliveries` queue, so a delivery
+ * pending when a process stops is made by whichever instance runs next. An attempt POSTs the event's stored body,
+ * signed, through the egress-checked dispatcher, without following redirects; a 2xx within the timeout delivers it.
+ * Anything else is recorded and, while the schedule lasts, the next attempt is added as a new job `startAfter` its
+ * delay, in the transaction that records this one: a job run twice (its process died after the attempt) finds its
+ * attempt recorded and does nothing more.
+ */
+export class WebhookDeliverer {
+  readonly #options: DelivererOptions;
+
+  constructor(options: DelivererOptions) {
+    this.#options = options;
+  }
+
+  /** The queue's handler. Throws only when storage fails (the queue runs the job again). */
+  async run(job: QueueJob<DeliveryJob>): Promise<void> {
+    await this.attempt(job.data);
+  }
+
+  /**
+   * One attempt: made, recorded and, when it failed, followed by the next one's job. Returns the attempt's record, or
+   * undefined when there is nothing to do (the endpoint was deleted or disabled, or this attempt was made already).
+   */
+  async attempt(job: DeliveryJob): Promise<WebhookDelivery | undefined> {
+    const { db, masterKey, settings, queue, metrics, log } = this.#options;
+    const webhook = await findWebhook(db, job.tenant_id, job.webhook_id);
+    if (!webhook || webhook.disabled) return undefined;
+    const event = await findEvent(db, job.tenant_id, job.event_id);
+    if (!event) return undefined;
+    const made = await db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', job.webhook_id)
+      .where('event_id', '=', job.event_id)
+      .where('attempt', '=', job.attempt)
+      .executeTakeFirst();
+    if (made) return undefined;
+
+    const started = performance.now();
+    const secrets = signingSecrets(masterKey, webhook, settings.now());
+    const answer = await this.#post(webhook.url, event.id, event.payload, secrets);
+    const durationMs = Math.round(performance.now() - started);
+    const at = settings.now();
+    const delivered = answer.error === null;
+
+    let nextDelayMs: number | undefined;
+    let outcome: 'delivered' | 'failed' | 'gave_up' | 'disabled' = 'delivered';
+    if (delivered) {
+      await markAnswering(db, webhook.id);
+    } else {
+      const failingSince = await markFailing(db, webhook.id, at.toISOString());
+      if (at.getTime() - Date.parse(failingSince) >= settings.disableAfterMs) outcome = 'disabled';
+      else if (job.attempt <= settings.retryDelaysMs.length) {
+        outcome = 'failed';
+        nextDelayMs = settings.retryDelaysMs[job.attempt - 1];
+      } else outcome = 'gave_up';
+    }
+    const delivery: WebhookDelivery = {
+      id: newId('dlv'),
+      webhook_id: webhook.id,
+      event_id: event.id,
+      event_type: event.type,
+      attempt: job.attempt,
+      http_status: answer.status,
+      duration_ms: durationMs,
+      error: answer.error,
+      next_attempt_at: nextDelayMs === undefined ? null : new Date(at.getTime() + nextDelayMs).toISOString(),
+      created_at: at.toISOString(),
+    };
+    await db.transaction().execute(async (trx) => {
+      await insertDelivery(trx, webhook.tenant_id, delivery);
+      if (outcome === 'disabled') await disableWebhook(trx, webhook.id, at.toISOString());
+      if (nextDelayMs !== undefined) {
+        const next: DeliveryJob = { ...job, attempt: job.attempt + 1 };
+        await queue.send('webhook-deliveries', next, { db: trx, startAfter: new Date(Date.now() + nextDelayMs) });
+      }
+    });
+    if (nextDelayMs !== undefined) queue.committed('webhook-deliveries');
+    metrics.delivery(outcome);
+    if (outcome === 'disabled' || outcome === 'gave_up') {
+      log.warn(
+        { webhook_id: webhook.id, tenant_id: webhook.tenant_id, event_id: event.id, attempt: job.attempt, error: answer.error },
+        outcome === 'disabled' ? 'webhook endpoint disabled: it has failed for too long' : 'webhook delivery given up',
+      );
+    }
+    if (outcome === 'disabled') this.#options.onDisabled();
+    return delivery;
+  }
+
+  /** POSTs the body; an answer other than a 2xx within the timeout is an error, in words a tenant can act on. */
+  async #post(url: string, id: string, body: string, secrets: string[]): Promise<Answer> {
+    const { dispatcher, settings } = this.#options;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), settings.timeoutMs);
+    const host = URL.parse(url)?.hostname ?? url;
+    try {
+      const response = await request(url, {
+        dispatcher,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Interchange-Webhooks/1',
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader(secrets, id, timestamp, body),
+        },
+        body,
+        signal: deadline.signal,
+        headersTimeout: settings.timeoutMs,
+        bodyTimeout: settings.timeoutMs,
+      });
+      let read = 0;
+      for await (const chunk of response.body) {
+        read += (chunk as Buffer).length;
+        if (read >= maxAnswerBytes) break;
+      }
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return { status, error: null };
+      const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+      return { status, error: `The receiver answered HTTP ${status}${redirect}.` };
+    } catch (error) {
+      const failure = upstreamFailure(error, { host, timeoutMs: settings.timeoutMs, timedOut: deadline.signal.aborted });
+      if (failure instanceof ApiError) return { status: null, error: failure.message };
+      return { status: null, error: `The delivery failed: ${(error as Error)?.message ?? String(error)}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { type ExecutionEvents, eventTypeOf } from '../execution/events.ts';
+import { newId } from '../ids.ts';
+import type { JobQueue } from '../queue/job-queue.ts';
+import type { Db } from '../storage/database.ts';
+import type { Execution } from '../storage/executions.ts';
+import {
+  enabledWebhooks,
+  insertEvent,
+  pruneWebhookHistory,
+  tenantsWithWebhooks,
+  type WebhookDelivery,
+  type WebhookRecord,
+} from '../storage/webhooks.ts';
+import type { DeliveryJob, WebhookDeliverer } from './delivery.ts';
+
+/** The event sent by `POST /webhooks/{id}/test`. */
+export const testEventType = 'webhook.test';
+
+/** Events and attempts are kept this long (the retries of an event end within about 33 hours). */
+const historyDays = 30;
+
+export interface WebhooksOptions {
+  db: Db;
+  queue: JobQueue;
+  deliverer: WebhookDeliverer;
+  log: FastifyBaseLogger;
+  /** How often the tenants with endpoints are read again (changes made on another instance are seen within it). */
+  refreshMs: number;
+  now: () => Date;
+}
+
+/** Whether an endpoint wants events of this type. */
+export function wants(webhook: Pick<WebhookRecord, 'events'>, type: string): boolean {
+  return webhook.events.includes('*') || webhook.events.includes(type);
+}
+
+/**
+ * The webhooks (docs/async.md#webhooks) as the execution service sees them: `wanted` is an in-memory look-up of the
+ * tenants with an endpoint that is not disabled (read again every `refreshMs`, and at once when this instance
+ * changes an endpoint); `finished` stores the event, its body fixed now, and one delivery job per endpoint that wants
+ * its type, in one transaction. What `finished` starts is waited for when the app closes.
+ */
+export class Webhooks implements ExecutionEvents {
+  readonly #options: WebhooksOptions;
+  #tenants = new Set<string>();
+  readonly #pending = new Set<Promise<unknown>>();
+  readonly #timers: NodeJS.Timeout[] = [];
+
+  constructor(options: WebhooksOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    const { log, refreshMs, db, now } = this.#options;
+    this.#timers.push(
+      setInterval(() => void this.refresh().catch((e) => log.warn({ err: e }, 'webhooks refresh failed')), refreshMs).unref(),
+    );
+    const prune = () =>
+      pruneWebhookHistory(db, new Date(now().getTime() - historyDays * 86_400_000).toISOString()).catch((e) =>
+        log.warn({ err: e }, 'webhook history sweep failed'),
+      );
+    this.#timers.push(setInterval(() => void prune(), 10 * 60_000).unref());
+  }
+
+  /** Reads again which tenants have an endpoint that is not disabled. */
+  async refresh(): Promise<void> {
+    this.#tenants = new Set(await tenantsWithWebhooks(this.#options.db));
+  }
+
+  /** The time the webhooks go by (the deliveries' clock): rotations' overlaps are measured with it. */
+  now(): Date {
+    return this.#options.now();
+  }
+
+  wanted(tenantId: string): boolean {
+    return this.#tenants.has(tenantId);
+  }
+
+  finished(tenantId: string, execution: Execution, result: unknown): void {
+    const { db, queue, now } = this.#options;
+    const at = now().toISOString();
+    const emitting = emitExecutionEvent(db, queue, tenantId, execution, result, at).catch((e) =>
+      this.#options.log.error({ err: e, tenant_id: tenantId, execution_id: execution.id }, 'webhook event not stored'),
+    );
+    this.#pending.add(emitting);
+    void emitting.finally(() => this.#pending.delete(emitting));
+  }
+
+  /** Sends `webhook.test` to one endpoint: its first attempt is made now (the answer tells how it went), retries as any. */
+  async test(webhook: WebhookRecord): Promise<WebhookDelivery | undefined> {
+    const { db, queue, now } = this.#options;
+    const data = {
+      webhook_id: webhook.id,
+      message: 'A test event from Interchange: your endpoint receives and verifies events.',
+    };
+    // Its first attempt is made here, not by a job: it is stored without one.
+    const event = await storeEvent(db, queue, webhook.tenant_id, { type: testEventType, data, at: now().toISOString() }, []);
+    return this.#options.deliverer.attempt({ tenant_id: webhook.tenant_id, webhook_id: webhook.id, event_id: event, attempt: 1 });
+  }
+
+  /** Waits for the events being stored; stops the timers. */
+  async close(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    await Promise.allSettled(this.#pending);
+  }
+}
+
+/** An execution's event payload `data`: the record as GET /executions/{id} shows it, with the answer (`result`). */
+export function executionEventData(execution: Execution, result: unknown): object {
+  return execution.mode === 'async' ? { ...execution, result, result_expired: false } : { ...execution, result };
+}
+
+/**
+ * Stores an event with its body, and the first attempt's job for each of `endpoints`, in one transaction; returns the
+ * event's id. The caller tells the queue (`committed`) when there were endpoints.
+ */
+export async function storeEvent(
+  db: Db,
+  queue: JobQueue,
+  tenantId: string,
+  event: { type: string; data: object; at: string },
+  endpoints: readonly WebhookRecord[],
+): Promise<string> {
+  const id = newId('evt');
+  const payload = JSON.stringify({ type: event.type, timestamp: event.at, data: event.data });
+  await db.transaction().execute(async (trx) => {
+    await insertEvent(trx, { id, tenant_id: tenantId, type: event.type, payload, created_at: event.at });
+    for (const endpoint of endpoints) {
+      const job: DeliveryJob = { tenant_id: tenantId, webhook_id: endpoint.id, event_id: id, attempt: 1 };
+      await queue.send('webhook-deliveries', job, { db: trx });
+    }
+  });
+  return id;
+}
+
+/**
+ * An execution ended: its event goes to each enabled endpoint of the tenant that wants its type (none: nothing is
+ * stored). What `Webhooks.finished` does, and what the CLI's `executions cancel` does without a server.
+ */
+export async function emitExecutionEvent(
+  db: Db,
+  queue: JobQueue,
+  tenantId: string,
+  execution: Execution,
+  result: unknown,
+  at: string,
+): Promise<void> {
+  const type = eventTypeOf(execution);
+  if (!type) return;
+  const endpoints = (await enabledWebhooks(db, tenantId)).filter((w) => wants(w, type));
+  if (endpoints.length === 0) return;
+  await storeEvent(db, queue, tenantId, { type, data: executionEventData(execution, result), at }, endpoints);
+  queue.committed('webhook-deliveries');
+}
