@@ -1,3 +1,4 @@
+import type { Db } from '../storage/database.ts';
 import type { Execution } from '../storage/executions.ts';
 
 export const executionEventTypes = ['execution.succeeded', 'execution.failed', 'execution.canceled'] as const;
@@ -19,6 +20,15 @@ export function eventTypeOf(execution: Execution): ExecutionEventType | undefine
 export interface ExecutionEvents {
   /** Whether the tenant has an endpoint that may want events (cached; a new endpoint is seen within seconds). */
   wanted(tenantId: string): boolean;
-  /** The execution ended; `result` is the answer as the caller got it (or would have). Never throws; logs. */
+  /**
+   * A synchronous execution ended (its record is written behind, so is its event); `result` is the answer as the
+   * caller got it. Never throws; logs.
+   */
   finished(tenantId: string, execution: Execution, result: unknown): void;
+  /**
+   * An async execution ended, or a queued one was canceled: its event is stored within `trx`, the transaction that
+   * stores that end, so both are kept or neither. True when delivery jobs were added: the caller tells the queue
+   * (`committed('webhook-deliveries')`) once the transaction has committed.
+   */
+  storeWithin(trx: Db, tenantId: string, execution: Execution, result: unknown): Promise<boolean>;
 }

@@ -11,6 +11,7 @@ import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
+import type { Db } from '../storage/database.ts';
 import {
   cancelExecution,
   claimExecution,
@@ -320,19 +321,26 @@ export class ExecutionService {
 
   /** Cancels a queued execution (docs/async.md#cancel); a running or finished one is `409 conflict`. */
   async cancel(tenantId: string, executionId: string): Promise<Execution> {
-    const { canceled, execution } = await cancelExecution(this.#ctx.storage.db, tenantId, executionId, nowIso());
+    let delivering = false;
+    const { canceled, execution } = await this.#ctx.storage.db.transaction().execute(async (trx) => {
+      const ended = await cancelExecution(trx, tenantId, executionId, nowIso());
+      if (ended.canceled && ended.execution) delivering = await this.#storeEvent(trx, tenantId, ended.execution, null);
+      return ended;
+    });
+    if (delivering) this.#queue.committed('webhook-deliveries');
     if (!execution) throw new ApiError('not_found', `No execution ${executionId}.`);
     if (!canceled) {
-      throw new ApiError(
-        'conflict',
-        `Execution ${executionId} is ${execution.status}; only a queued execution can be canceled.`,
-        {
-          status: execution.status,
-        },
-      );
+      const message = `Execution ${executionId} is ${execution.status}; only a queued execution can be canceled.`;
+      throw new ApiError('conflict', message, { status: execution.status });
     }
-    this.#emit(tenantId, execution, null);
     return execution;
+  }
+
+  /** The event of an async end, within the transaction that stores that end (docs/async.md#webhooks). */
+  #storeEvent(trx: Db, tenantId: string, execution: Execution, result: unknown): Promise<boolean> {
+    const events = this.#ctx.events;
+    if (!eventTypeOf(execution) || !events.wanted(tenantId)) return Promise.resolve(false);
+    return events.storeWithin(trx, tenantId, execution, result);
   }
 
   async #finish(call: ExecuteCall, execution: Execution, outcome: Outcome, reply: Reply): Promise<void> {
@@ -351,13 +359,13 @@ export class ExecutionService {
       finished_at: finishedAt.toISOString(),
     };
     const expiresAt = new Date(finishedAt.getTime() + config.resultRetentionHours * 3_600_000).toISOString();
-    const ended = await finishExecution(storage.db, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
-    if (ended) this.#emit(call.tenantId, finished, JSON.parse(text));
-  }
-
-  #emit(tenantId: string, execution: Execution, result: unknown): void {
-    const events = this.#ctx.events;
-    if (eventTypeOf(execution) && events.wanted(tenantId)) events.finished(tenantId, execution, result);
+    // The end and its event in one transaction: a crash between them cannot lose the event.
+    let delivering = false;
+    await storage.db.transaction().execute(async (trx) => {
+      const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
+      if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, JSON.parse(text));
+    });
+    if (delivering) this.#queue.committed('webhook-deliveries');
   }
 
   #record(call: ExecuteCall, outcome: Outcome, reply: Reply, startedAt: string, mode: 'sync' | 'async'): void {
@@ -383,7 +391,8 @@ export class ExecutionService {
     };
     this.#ctx.executions.record(call.tenantId, execution);
     // Events only for a tenant with endpoints: the answer is read back into a value for the payload only then.
-    if (this.#ctx.events.wanted(call.tenantId)) this.#emit(call.tenantId, execution, JSON.parse(bodyText(reply.body)));
+    const events = this.#ctx.events;
+    if (events.wanted(call.tenantId)) events.finished(call.tenantId, execution, JSON.parse(bodyText(reply.body)));
   }
 
   async #integration(call: ExecuteCall): Promise<StoredIntegration> {

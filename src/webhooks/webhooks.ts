@@ -88,6 +88,11 @@ export class Webhooks implements ExecutionEvents {
     void emitting.finally(() => this.#pending.delete(emitting));
   }
 
+  storeWithin(trx: Db, tenantId: string, execution: Execution, result: unknown): Promise<boolean> {
+    const { queue, now } = this.#options;
+    return writeExecutionEvent(trx, queue, tenantId, execution, result, now().toISOString());
+  }
+
   /** Sends `webhook.test` to one endpoint: its first attempt is made now (the answer tells how it went), retries as any. */
   async test(webhook: WebhookRecord): Promise<WebhookDelivery | undefined> {
     const { db, queue, now } = this.#options;
@@ -123,16 +128,46 @@ export async function storeEvent(
   event: { type: string; data: object; at: string },
   endpoints: readonly WebhookRecord[],
 ): Promise<string> {
+  return db.transaction().execute((trx) => writeEvent(trx, queue, tenantId, event, endpoints));
+}
+
+/** What storeEvent writes, within `trx`, a transaction of the caller's (one that also ends an execution). */
+async function writeEvent(
+  trx: Db,
+  queue: JobQueue,
+  tenantId: string,
+  event: { type: string; data: object; at: string },
+  endpoints: readonly WebhookRecord[],
+): Promise<string> {
   const id = newId('evt');
   const payload = JSON.stringify({ type: event.type, timestamp: event.at, data: event.data });
-  await db.transaction().execute(async (trx) => {
-    await insertEvent(trx, { id, tenant_id: tenantId, type: event.type, payload, created_at: event.at });
-    for (const endpoint of endpoints) {
-      const job: DeliveryJob = { tenant_id: tenantId, webhook_id: endpoint.id, event_id: id, attempt: 1 };
-      await queue.send('webhook-deliveries', job, { db: trx });
-    }
-  });
+  await insertEvent(trx, { id, tenant_id: tenantId, type: event.type, payload, created_at: event.at });
+  for (const endpoint of endpoints) {
+    const job: DeliveryJob = { tenant_id: tenantId, webhook_id: endpoint.id, event_id: id, attempt: 1 };
+    await queue.send('webhook-deliveries', job, { db: trx });
+  }
   return id;
+}
+
+/**
+ * An execution's event written within `trx`, the transaction that ends the execution: the end and its event are stored
+ * together or not at all, so a crash between them cannot lose the event. True when delivery jobs were added (the caller
+ * tells the queue once the transaction has committed).
+ */
+export async function writeExecutionEvent(
+  trx: Db,
+  queue: JobQueue,
+  tenantId: string,
+  execution: Execution,
+  result: unknown,
+  at: string,
+): Promise<boolean> {
+  const type = eventTypeOf(execution);
+  if (!type) return false;
+  const endpoints = (await enabledWebhooks(trx, tenantId)).filter((w) => wants(w, type));
+  if (endpoints.length === 0) return false;
+  await writeEvent(trx, queue, tenantId, { type, data: executionEventData(execution, result), at }, endpoints);
+  return true;
 }
 
 /**
