@@ -98,6 +98,17 @@ describe('asynchronous executions', () => {
     assertError(await executeAsync('crm', { operation: 'receive' }), 400, 'validation_failed');
     assertError(await executeAsync('crm', { operation: 'receive', query: '{ broken' }), 400, 'validation_failed');
     assertError(await executeAsync('crm', { operation: 'launch' }), 400, 'validation_failed');
+    // Both parts of a sync are prepared before it is accepted: a bad inbound document refuses the whole call.
+    const sync = {
+      operation: 'sync',
+      outbound: { mutation: 'mutation { createUser(name: "x") { id } }' },
+      inbound: { query: '{ broken' },
+    };
+    const refused = assertError(await executeAsync('crm', sync), 400, 'validation_failed');
+    assert.deepEqual(
+      refused.details?.issues?.map((issue) => issue.path),
+      ['inbound.query'],
+    );
     const list = body(await h.call(auth, { method: 'GET', url: '/api/v1/executions?status=queued' })).data;
     assert.deepEqual(list, []);
     assert.equal(counting.seen(-1), before);

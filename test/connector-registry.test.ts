@@ -29,7 +29,6 @@ const echoConnector = defineConnector<typeof messageSchema, typeof messageSchema
   defaults: { greeting: 'hello' },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: messageSchema, receive: messageSchema },
-  checkRequest: (_operation, fields) => (fields.message === 'refuse' ? [{ path: 'message', message: 'is refused' }] : []),
   connect(integration, context) {
     const greeting = String(integration.config.greeting);
     context.log.info({ integration: { id: integration.id, config: integration.config } }, 'echo connector bound');
@@ -38,6 +37,9 @@ const echoConnector = defineConnector<typeof messageSchema, typeof messageSchema
       return { data: { operation, echo: `${greeting}, ${message}`, quoted: String(integration.config.secret) }, messageCount: 1 };
     };
     return {
+      async prepare(_operation, fields) {
+        return fields.message === 'refuse' ? [{ path: 'message', message: 'is refused' }] : [];
+      },
       async send(fields) {
         if (fields.fail === 'bug') throw new TypeError('a bug in the echo connector');
         context.budget.countPost();

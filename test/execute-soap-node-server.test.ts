@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { listen } from 'soap';
+import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
 // An rpc/literal service: parameters are message parts, not children of a wrapper element.
@@ -229,5 +230,55 @@ describe('SOAP sync checks both parts against the WSDL before either runs', () =
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(body(res).data.message_count, 2);
     assert.equal(calls, 2);
+  });
+
+  test('a part’s own field problems come before the other part’s WSDL problem: one 400 validation_failed, no stage', async () => {
+    const before = calls;
+    const res = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/inv/execute',
+      payload: {
+        operation: 'sync',
+        outbound: { method: 'Release', params: {} },
+        inbound: { method: 'Reserve', params: { 'bad name': 1, sku: 'D', quantity: 1 } },
+      },
+    });
+    const error = assertError(res, 400, 'validation_failed');
+    assert.deepEqual(Object.keys(error.details ?? {}), ['issues'], 'no stage: the request was refused as a whole');
+    assert.deepEqual(
+      error.details?.issues?.map((issue) => issue.path),
+      ['inbound.params.bad name'],
+    );
+    assert.equal(calls, before);
+  });
+
+  test('a request refused for its own fields loads no WSDL; a fine one loads it once', async () => {
+    let gets = 0;
+    const count = (req: IncomingMessage) => {
+      if (req.method === 'GET') gets += 1;
+    };
+    server.on('request', count);
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await h.call(auth, {
+        method: 'PUT',
+        url: '/api/v1/integrations/fresh',
+        payload: { connector: 'soap-1.0.0', config: { endpoint_url: `${origin}/inventory?wsdl` } },
+      });
+      const execute = (payload: object) => h.call(auth, { method: 'POST', url: '/api/v1/integrations/fresh/execute', payload });
+      const bad = { method: 'Reserve', params: { 'bad name': 1 } };
+      assertError(await execute({ operation: 'receive', ...bad }), 400, 'validation_failed');
+      assertError(await execute({ operation: 'sync', outbound: bad, inbound: bad }), 400, 'validation_failed');
+      const batch = body(await execute({ operation: 'batch', operations: [{ operation: 'receive', data: bad }] })).data;
+      assert.equal(batch.results[0].error.code, 'validation_failed');
+      assert.deepEqual(batch.results[0].error.details.issues[0].path, 'operations.0.data.params.bad name');
+      assert.equal(gets, 0, 'the WSDL was not loaded');
+      const fine = { method: 'Reserve', params: { sku: 'E', quantity: 1 } };
+      const ran = await execute({ operation: 'sync', outbound: fine, inbound: fine });
+      assert.equal(ran.statusCode, 200, ran.body);
+      assert.equal(gets, 1, 'both parts were prepared with one load of the WSDL');
+    } finally {
+      server.off('request', count);
+    }
   });
 });

@@ -61,16 +61,27 @@ type Fields = Record<string, unknown>;
 /** A JSON schema that is an object (not `true`/`false`). */
 type ObjectSchema = Exclude<JSONSchema, boolean>;
 
+/** A send or a receive with its request fields, as `prepare` takes it. */
+export type PrimitiveCall<Send = Fields, Receive = Fields> = ['send', Send] | ['receive', Receive];
+
 /** A connector bound to one integration, taking the request fields its schemas describe. It knows nothing of HTTP routes. */
 export interface Connection<Send = Fields, Receive = Fields> {
   send(request: Send): Promise<ConnectorResult>;
   receive(request: Receive): Promise<ConnectorResult>;
   test(): Promise<ConnectorResult>;
   /**
-   * Checks a send or receive against what the connection knows (a WSDL) without sending it; the
-   * executor calls it for every part of a sync before the first part runs.
+   * Everything the connector can know wrong about a send or receive before sending it, on fields its schema has
+   * validated. The executor calls it before every send and receive runs: for a sync, for both parts before the first
+   * runs; for a batch, for each entry before it runs; for an async call, before it is accepted.
+   *
+   * - It resolves with the problems of the request's fields themselves, which no schema can state (a GraphQL
+   *   document's syntax, an element name XML cannot carry), paths relative to the fields given; the executor answers
+   *   them as the schema's are, in one `400 validation_failed` (with both parts of a sync). A connection that finds
+   *   any resolves with them at once, without looking further: nothing loaded, nothing sent.
+   * - It rejects with what stops this request running against this integration (a method its WSDL lacks, params
+   *   that do not fit it, a WSDL that cannot be loaded): that part's failure, as if the send or receive had thrown.
    */
-  check?(operation: PrimitiveOperation, request: Send | Receive): Promise<void>;
+  prepare?(...call: PrimitiveCall<Send, Receive>): Promise<ValidationIssue[]>;
 }
 
 /** A connector as its own folder writes it: the request types are those its schemas describe. */
@@ -102,11 +113,9 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
   /** JSON schemas of the request fields of send and receive (beside `operation`). */
   readonly requestSchemas: { readonly send: SendSchema; readonly receive: ReceiveSchema };
   /**
-   * Checks what a schema cannot (a GraphQL document's syntax and kind) before anything is sent, on fields the schema
-   * has validated; paths relative to the fields given.
+   * Binds the connector to an integration; throws integration_misconfigured when it cannot run. It sends and loads
+   * nothing (the executor binds before it prepares the request, and a request refused then must cost no I/O).
    */
-  checkRequest?(...call: ['send', FromSchema<SendSchema>] | ['receive', FromSchema<ReceiveSchema>]): ValidationIssue[];
-  /** Binds the connector to an integration; throws integration_misconfigured when it cannot run. */
   connect(
     integration: ResolvedIntegration,
     context: ConnectorContext,
@@ -123,15 +132,14 @@ export interface ConnectorStats {
 }
 
 /** A connector as the registry, the routes and the executor see it: request fields as JSON. */
-export interface ConnectorDefinition extends Omit<ConnectorSpec<ObjectSchema, ObjectSchema>, 'checkRequest' | 'connect'> {
-  checkRequest?(operation: PrimitiveOperation, fields: Fields): ValidationIssue[];
+export interface ConnectorDefinition extends Omit<ConnectorSpec<ObjectSchema, ObjectSchema>, 'connect'> {
   connect(integration: ResolvedIntegration, context: ConnectorContext): Connection;
 }
 
 /**
- * A connector for the registry. Its typed fields meet untyped JSON here, once: the executor hands `checkRequest`,
- * `send`, `receive` and `check` only fields their request schema has validated (request-checks.ts), which is what
- * makes them the types `FromSchema` derives from that schema.
+ * A connector for the registry. Its typed fields meet untyped JSON here, once: the executor hands its connections'
+ * `prepare`, `send` and `receive` only fields their request schema has validated (request-checks.ts, executor.ts),
+ * which is what makes them the types `FromSchema` derives from that schema.
  */
 export function defineConnector<SendSchema extends ObjectSchema, ReceiveSchema extends ObjectSchema>(
   spec: ConnectorSpec<SendSchema, ReceiveSchema>,

@@ -1,7 +1,7 @@
 import type { Connection, ConnectorDefinition, ConnectorResult, Operation, PrimitiveOperation } from '../connectors/connector.ts';
 import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
-import { batchSchema, checkPrimitive, issuesOf, primitiveIssues, syncSchema, testSchema } from './request-checks.ts';
+import { batchSchema, fieldIssues, issuesOf, syncSchema, testSchema } from './request-checks.ts';
 
 type Fields = Record<string, unknown>;
 
@@ -24,6 +24,15 @@ interface EntryOutcome {
 /** An empty object, null or absent sync part is skipped. */
 function present(part: unknown): part is Fields {
   return typeof part === 'object' && part !== null && Object.keys(part).length > 0;
+}
+
+/** A sync's parts that are present, in the order they run. */
+function syncParts(fields: Fields): { part: 'outbound' | 'inbound'; operation: PrimitiveOperation; fields: Fields }[] {
+  const parts = [
+    { part: 'outbound', operation: 'send', fields: fields.outbound },
+    { part: 'inbound', operation: 'receive', fields: fields.inbound },
+  ] as const;
+  return parts.filter((p): p is (typeof parts)[number] & { fields: Fields } => present(p.fields));
 }
 
 function batchEntries(fields: Fields): BatchEntry[] {
@@ -50,8 +59,11 @@ function underPrefix(error: unknown, prefix: string): unknown {
 }
 
 /**
- * Checks an execute request before anything runs: the operation is offered, and its fields fit.
- * Per-entry field problems of a batch are the entry's own failure, reported in its result.
+ * Checks an execute request before its integration is bound: the operation is offered, and its fields fit the
+ * schemas. What the connector finds wrong with a send or receive comes next, from the bound connection (`prepare`,
+ * called by `runExecute` and `checkWithConnection`). A sync whose every part breaks its schema is refused here; one
+ * with a part that fits is refused with the connection, so that every problem of both parts is answered at once. A
+ * batch's entries are each their own result, checked when they run.
  */
 export function checkExecuteRequest(definition: ConnectorDefinition, operation: Operation, fields: Fields): void {
   if (!definition.offers.includes(operation)) {
@@ -62,9 +74,11 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
   }
   switch (operation) {
     case 'send':
-    case 'receive':
-      checkPrimitive(definition, operation, fields);
+    case 'receive': {
+      const issues = fieldIssues(definition, operation, fields);
+      if (issues.length > 0) throw validationFailed(issues);
       return;
+    }
     case 'test': {
       const issues = issuesOf('test', testSchema, fields);
       if (issues.length > 0) throw validationFailed(issues);
@@ -76,10 +90,8 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
         issues.push({ path: 'outbound', message: 'sync needs an outbound or an inbound part (both are empty or absent)' });
       }
       if (issues.length > 0) throw validationFailed(issues);
-      // Both parts are checked before either runs: a bad inbound must not leave an outbound sent.
-      if (present(fields.outbound)) issues.push(...primitiveIssues(definition, 'send', fields.outbound, 'outbound.'));
-      if (present(fields.inbound)) issues.push(...primitiveIssues(definition, 'receive', fields.inbound, 'inbound.'));
-      if (issues.length > 0) throw validationFailed(issues);
+      const partIssues = syncParts(fields).map((p) => fieldIssues(definition, p.operation, p.fields, `${p.part}.`));
+      if (partIssues.every((found) => found.length > 0)) throw validationFailed(partIssues.flat());
       return;
     }
     case 'batch': {
@@ -90,15 +102,58 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
   }
 }
 
+/** What the connection finds wrong with a send or receive before it is sent (`Connection.prepare`), thrown. */
+async function prepare(connection: Connection, operation: PrimitiveOperation, fields: Fields): Promise<void> {
+  const issues = (await connection.prepare?.(operation, fields)) ?? [];
+  if (issues.length > 0) throw validationFailed(issues);
+}
+
+/** A failure of one part of a sync, as the answer gives it: paths under the part, its stage, and the outbound's data. */
+function partFailure(error: unknown, part: 'outbound' | 'inbound', outbound: ConnectorResult | null): unknown {
+  return withStage(underPrefix(error, `${part}.`), {
+    stage: part,
+    ...(part === 'inbound' && { outbound: outbound?.data ?? null }),
+  });
+}
+
 /**
- * The checks only the connection can make (a SOAP method and its params against the WSDL), for each send and receive
- * of the request, before anything is sent: what an async call is checked with before it is accepted. A batch's
- * entries are each their own result, checked when they run.
+ * Both parts of a sync, prepared before either runs: a bad inbound part must not leave an outbound part sent. The
+ * problems of the parts' fields (their schema's, and those `prepare` resolves with) are answered first, every one of
+ * both parts in one validation_failed; then what stops the outbound part, then the inbound part, each with its stage.
+ *
+ * The parts are prepared at once: each finds its own fields' problems without loading anything, and whatever both
+ * need loaded (a WSDL) is loaded once for both, failure included.
  */
-export async function checkWithConnection(connection: Connection, operation: Operation, fields: Fields): Promise<void> {
-  if (!connection.check) return;
-  if (operation === 'send' || operation === 'receive') return connection.check(operation, fields);
-  if (operation === 'sync') await checkSyncParts(connection, fields);
+async function prepareSync(definition: ConnectorDefinition, connection: Connection, fields: Fields): Promise<void> {
+  const parts = syncParts(fields);
+  const settled = await Promise.allSettled(
+    parts.map(async ({ part, operation, fields: partFields }) => {
+      const schemaIssues = fieldIssues(definition, operation, partFields, `${part}.`);
+      if (schemaIssues.length > 0) return schemaIssues;
+      const issues = (await connection.prepare?.(operation, partFields)) ?? [];
+      return issues.map((issue) => ({ ...issue, path: `${part}.${issue.path}` }));
+    }),
+  );
+  const issues = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : []));
+  if (issues.length > 0) throw validationFailed(issues);
+  for (const [index, outcome] of settled.entries()) {
+    if (outcome.status === 'rejected') throw partFailure(outcome.reason, parts[index].part, null);
+  }
+}
+
+/**
+ * What the connector finds wrong with each send and receive of the request (a GraphQL document's syntax, a SOAP
+ * method and its params against the WSDL), before anything is sent: what an async call is checked with before it is
+ * accepted, after `checkExecuteRequest`. A batch's entries are each their own result, checked when they run.
+ */
+export async function checkWithConnection(
+  definition: ConnectorDefinition,
+  connection: Connection,
+  operation: Operation,
+  fields: Fields,
+): Promise<void> {
+  if (operation === 'send' || operation === 'receive') return prepare(connection, operation, fields);
+  if (operation === 'sync') await prepareSync(definition, connection, fields);
 }
 
 /**
@@ -141,13 +196,30 @@ async function withReadRetry(run: () => Promise<ConnectorResult>, budget: Execut
   }
 }
 
+/**
+ * Runs a send or receive, prepared first unless the caller has prepared it (a sync's parts). A receive is retried as a
+ * whole, its preparing included (a WSDL that could not be loaded), until it has been prepared once.
+ */
 async function runPrimitive(
   connection: Connection,
   operation: PrimitiveOperation,
   fields: Fields,
   budget: ExecuteBudget,
+  { prepared = false } = {},
 ): Promise<ConnectorResult> {
-  if (operation === 'receive') return withReadRetry(() => connection.receive(fields), budget);
+  let ready = prepared;
+  const prepareOnce = async () => {
+    if (ready) return;
+    await prepare(connection, operation, fields);
+    ready = true;
+  };
+  if (operation === 'receive') {
+    return withReadRetry(async () => {
+      await prepareOnce();
+      return connection.receive(fields);
+    }, budget);
+  }
+  await prepareOnce();
   const postsBefore = budget.postsSent;
   try {
     return await connection.send(fields);
@@ -163,38 +235,27 @@ function withStage(error: unknown, details: Record<string, unknown>): unknown {
   return staged;
 }
 
-/** What only the connection can check (a SOAP method against its WSDL), for both parts of a sync before either runs. */
-async function checkSyncParts(connection: Connection, fields: Fields): Promise<void> {
-  if (!connection.check) return;
-  for (const [part, operation] of [
-    ['outbound', 'send'],
-    ['inbound', 'receive'],
-  ] as const) {
-    if (!present(fields[part])) continue;
-    try {
-      await connection.check(operation, fields[part]);
-    } catch (error) {
-      throw withStage(underPrefix(error, `${part}.`), { stage: part, ...(part === 'inbound' && { outbound: null }) });
-    }
-  }
-}
-
-async function runSync(connection: Connection, fields: Fields, budget: ExecuteBudget): Promise<ConnectorResult> {
-  await checkSyncParts(connection, fields);
+async function runSync(
+  definition: ConnectorDefinition,
+  connection: Connection,
+  fields: Fields,
+  budget: ExecuteBudget,
+): Promise<ConnectorResult> {
+  await prepareSync(definition, connection, fields);
   let outbound: ConnectorResult | null = null;
   if (present(fields.outbound)) {
     try {
-      outbound = await runPrimitive(connection, 'send', fields.outbound, budget);
+      outbound = await runPrimitive(connection, 'send', fields.outbound, budget, { prepared: true });
     } catch (error) {
-      throw withStage(underPrefix(error, 'outbound.'), { stage: 'outbound' });
+      throw partFailure(error, 'outbound', null);
     }
   }
   let inbound: ConnectorResult | null = null;
   if (present(fields.inbound)) {
     try {
-      inbound = await runPrimitive(connection, 'receive', fields.inbound, budget);
+      inbound = await runPrimitive(connection, 'receive', fields.inbound, budget, { prepared: true });
     } catch (error) {
-      throw withStage(underPrefix(error, 'inbound.'), { stage: 'inbound', outbound: outbound?.data ?? null });
+      throw partFailure(error, 'inbound', outbound);
     }
   }
   const errors = [...(outbound?.errors ?? []), ...(inbound?.errors ?? [])];
@@ -227,7 +288,9 @@ async function runBatch(
       continue;
     }
     try {
-      checkPrimitive(definition, entry.operation, entry.fields, entry.prefix);
+      const issues = fieldIssues(definition, entry.operation, entry.fields, entry.prefix);
+      if (issues.length > 0) throw validationFailed(issues);
+      // Prepared when it runs, not before: an entry's problem is that entry's result.
       const result = await runPrimitive(connection, entry.operation, entry.fields, budget).catch((error: unknown) => {
         throw underPrefix(error, entry.prefix);
       });
@@ -283,7 +346,7 @@ export function runExecute(
     case 'test':
       return connection.test();
     case 'sync':
-      return runSync(connection, fields, budget);
+      return runSync(definition, connection, fields, budget);
     case 'batch':
       return runBatch(definition, connection, fields, budget);
   }

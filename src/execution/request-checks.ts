@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { ConnectorDefinition, PrimitiveOperation } from '../connectors/connector.ts';
-import { type ValidationIssue, validationFailed } from '../errors.ts';
+import type { ValidationIssue } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
 
 const compiled = new Map<string, ValidateFunction>();
@@ -24,27 +24,14 @@ export function issuesOf(key: string, schema: object, value: unknown, prefix = '
   }));
 }
 
-/** The problems of a send or receive: the connector's schema first, then its own checks (a document's syntax). */
-export function primitiveIssues(
+/** The problems of a send's or receive's fields against the connector's request schema, paths under `prefix`. */
+export function fieldIssues(
   definition: ConnectorDefinition,
   operation: PrimitiveOperation,
   fields: unknown,
   prefix = '',
 ): ValidationIssue[] {
-  const issues = issuesOf(`${definition.id}:${operation}`, definition.requestSchemas[operation], fields, prefix);
-  if (issues.length > 0 || !definition.checkRequest) return issues;
-  return definition.checkRequest(operation, fields as Record<string, unknown>).map((i) => ({ ...i, path: prefix + i.path }));
-}
-
-/** Throws validation_failed listing every problem of a send or receive. */
-export function checkPrimitive(
-  definition: ConnectorDefinition,
-  operation: PrimitiveOperation,
-  fields: unknown,
-  prefix = '',
-): void {
-  const issues = primitiveIssues(definition, operation, fields, prefix);
-  if (issues.length > 0) throw validationFailed(issues);
+  return issuesOf(`${definition.id}:${operation}`, definition.requestSchemas[operation], fields, prefix);
 }
 
 export const syncSchema = {

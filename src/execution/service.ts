@@ -197,7 +197,7 @@ export class ExecutionService {
     let bound: Bound | undefined;
     try {
       bound = this.#bind(call, stored, budget);
-      await checkWithConnection(bound.connection, call.operation, call.fields);
+      await checkWithConnection(bound.definition, bound.connection, call.operation, call.fields);
     } catch (thrown) {
       const outcome: Outcome = {
         executionId,
@@ -428,7 +428,8 @@ export class ExecutionService {
     let credentials: UpstreamCredentials | undefined;
     const redaction = () =>
       credentials && credentials.issued.length > 0 ? this.#matchers.get([...secrets.secrets, ...credentials.issued]) : secrets;
-    // Checked before the integration is decrypted: a request the connector refuses costs nothing more.
+    // The operation and the fields' schemas are checked before the integration is decrypted. What the connector finds
+    // wrong comes after, from the connection (`prepare`): connect does no I/O, so such a request costs no upstream call.
     checkExecuteRequest(definition, call.operation, call.fields);
     const { integration, secrets: matcher } = this.#resolved(definition, stored);
     secrets = matcher;

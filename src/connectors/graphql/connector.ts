@@ -11,6 +11,7 @@ import {
   type ConnectorDefinition,
   type ConnectorResult,
   defineConnector,
+  type PrimitiveCall,
   type ResolvedIntegration,
 } from '../connector.ts';
 import type { DataMessage, RecordsMessage } from './answer-worker.ts';
@@ -40,8 +41,11 @@ function cursorVariableOf(fields: ReceiveFields): string {
   return fromPaginate ?? fields.cursor_variable ?? 'after';
 }
 
-/** Everything about a request that can be known wrong before it is sent. */
-function checkRequest(...call: ['send', SendFields] | ['receive', ReceiveFields]): ValidationIssue[] {
+/**
+ * Everything about a request that can be known wrong before it is sent: a document's syntax and kind, its operation
+ * name, the cursor variable pagination needs, and records_path. Nothing about the integration comes into it.
+ */
+function requestIssues(...call: PrimitiveCall<SendFields, ReceiveFields>): ValidationIssue[] {
   if (call[0] === 'send') {
     const send = call[1];
     return issuesFrom(() => parseOperation({ document: send.mutation, field: 'mutation', operationName: send.operation_name }));
@@ -145,6 +149,10 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     errors && errors.length > 0 ? { ...result, errors } : result;
 
   return {
+    async prepare(...call) {
+      return requestIssues(...call);
+    },
+
     async send(fields) {
       const { mutation, variables, operation_name: operationName } = fields;
       const answer = await readData(await post(mutation, variables, operationName));
@@ -220,6 +228,5 @@ export const graphqlConnector: ConnectorDefinition = defineConnector<typeof send
   defaults: { timeout_seconds: 30 },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: sendSchema, receive: receiveSchema },
-  checkRequest,
   connect,
 });

@@ -190,7 +190,7 @@ function connect(
         { field: 'config.service_url' },
       );
     }
-    // The request's soap_action, when given, was checked with the request; the WSDL's is checked here.
+    // The request's soap_action, when given, was checked with the request's own problems; the WSDL's is checked here.
     const declaredProblem = fields.soap_action === undefined ? soapActionProblem(operation.soapAction) : undefined;
     if (declaredProblem !== undefined) {
       throw new ApiError(
@@ -206,7 +206,8 @@ function connect(
 
   /**
    * The action of a raw-mode call. One the request gave or derived from the request's namespace was checked with the
-   * request; one derived from the configured namespace is checked here, before anything is sent.
+   * request's own problems (`requestIssues`); one derived from the configured namespace is checked here, before
+   * anything is sent.
    */
   function rawAction(fields: CallFields): string {
     const namespace = fields.namespace ?? settings.namespace;
@@ -295,9 +296,16 @@ function connect(
   return {
     send: call,
     receive: call,
-    async check(_operation, fields) {
+    /**
+     * The request's own problems first, which need nothing loaded; then, when it has none, the call as it would be
+     * made: the method and params against the WSDL (loaded when not cached), or raw mode's action.
+     */
+    async prepare(_operation, fields) {
+      const issues = requestIssues(fields);
+      if (issues.length > 0) return issues;
       if (wsdlMode) await prepareWsdlCall(fields);
       else rawAction(fields);
+      return [];
     },
     async test() {
       const endpoint = redactUrl(settings.endpointUrl);
@@ -343,8 +351,8 @@ function connect(
 
 /**
  * A request's soap_action that no HTTP header can carry, in either mode; without one, a request namespace that would
- * make raw mode's action unsendable (unless the envelope's checks already refused it). Checked with the request, so a
- * sync's inbound part is refused before its outbound part is sent.
+ * make raw mode's action unsendable (unless the envelope's checks already refused it). Checked with the request's own
+ * problems, so a sync's inbound part is refused before its outbound part is sent.
  */
 function actionIssues(fields: CallFields, envelopeIssues: ValidationIssue[]): ValidationIssue[] {
   const [path, value] = fields.soap_action === undefined ? ['namespace', fields.namespace] : ['soap_action', fields.soap_action];
@@ -352,6 +360,22 @@ function actionIssues(fields: CallFields, envelopeIssues: ValidationIssue[]): Va
   if (problem === undefined || envelopeIssues.some((issue) => issue.path === path)) return [];
   const message = path === 'namespace' ? `${problem}, and raw mode sends it in the SOAP action` : problem;
   return [{ path, message }];
+}
+
+/**
+ * What is wrong with a call's fields whatever the integration: element and attribute names of params and
+ * soap_headers XML cannot carry, and an action no header can. Found before anything runs, in either mode: a sync's bad
+ * inbound part must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
+ */
+function requestIssues(fields: CallFields): ValidationIssue[] {
+  const issues = envelopeIssues({
+    version: '1.1',
+    namespace: fields.namespace,
+    method: fields.method,
+    params: fields.params,
+    soapHeaders: fields.soap_headers,
+  });
+  return [...issues, ...actionIssues(fields, issues)];
 }
 
 export interface SoapConnectorSettings {
@@ -378,18 +402,6 @@ export function soapConnector(settings: SoapConnectorSettings): ConnectorDefinit
     defaults: { timeout_seconds: 60, soap_version: '1.1' },
     offers: ['send', 'receive', 'sync', 'batch', 'test'],
     requestSchemas: { send: callSchema, receive: callSchema },
-    // Element and attribute names of params and soap_headers, checked before anything runs: a sync's bad inbound part
-    // must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
-    checkRequest: (_operation, fields) => {
-      const issues = envelopeIssues({
-        version: '1.1',
-        namespace: fields.namespace,
-        method: fields.method,
-        params: fields.params,
-        soapHeaders: fields.soap_headers,
-      });
-      return [...issues, ...actionIssues(fields, issues)];
-    },
     connect: (integration, context) => connect(integration, context, wsdlCache),
     stats: () => ({ cacheHits: wsdlCache.hits, cacheMisses: wsdlCache.loads, cacheEntries: wsdlCache.size }),
   });
