@@ -5,6 +5,7 @@ import { countingGraphql, receiveCall, sendCall } from './helpers/counting-graph
 import { createTestDatabase, testMasterKey } from './helpers/postgres.ts';
 import { type Env, type Json, killAll, type ServerProcess, startServer, testDatabase } from './helpers/processes.ts';
 import { until } from './helpers/until.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
 
 after(killAll);
 
@@ -188,5 +189,40 @@ describe('async executions survive a crash', () => {
     const [receive] = (await allEnded(third, client, [held])).values();
     assert.equal(receive.status, 'succeeded');
     assert.equal(receive.attempts, 2);
+  });
+
+  test('SQLite: a webhook delivery under way at the kill is delivered after the restart, with the same webhook-id', async (t) => {
+    const env = { ...(await testDatabase(t)), ...workerEnv };
+    const upstream = await countingGraphql();
+    t.after(() => upstream.close());
+    const receiver = await startReceiver();
+    t.after(() => receiver.close());
+    // The first delivery hangs (the process is killed while it waits); the next is answered 204.
+    receiver.answers.push('hang');
+    receiver.otherwise = 204;
+
+    const first = await startServer(env);
+    const client = await setUp(env, upstream.url);
+    await putIntegration(first, client, upstream.url);
+    const created = await request(first, client, 'POST', '/api/v1/webhooks', { url: `${receiver.url}/hooks`, events: ['*'] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    receiver.secrets.push(created.body.data.secret);
+    const id = await accept(first, client, receiveCall(9));
+    await until(() => receiver.received.length === 1, 'the first delivery reached the receiver');
+    first.child.kill('SIGKILL');
+    await until(() => first.child.exitCode !== null || first.child.signalCode !== null, 'the first server died');
+
+    const second = await startServer(env);
+    t.after(() => second.stop().catch(() => undefined));
+    await until(() => receiver.received.length === 2, 'the delivery was made again after the restart', {
+      ceilingMs: recoveryCeilingMs,
+      everyMs: 200,
+    });
+    const [hung, delivered] = receiver.received;
+    assert.equal(delivered.headers['webhook-id'], hung.headers['webhook-id'], 'the same event: the same webhook-id');
+    assert.deepEqual(delivered.verifiedWith, receiver.secrets, 'verified by the standardwebhooks package');
+    assert.equal(delivered.payload.type, 'execution.succeeded');
+    assert.equal(delivered.payload.data.id, id);
+    assert.equal(upstream.seen(9), 1, 'the execution itself ran once');
   });
 });
