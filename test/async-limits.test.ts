@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type CountingGraphql, countingGraphql, receiveCall } from './helpers/counting-graphql.ts';
+import { type Auth, body, type Harness, harness, integrationCalls } from './helpers/harness.ts';
+import { until } from './helpers/until.ts';
+import { startReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
+
+/** The async deadline and the queue's metrics (docs/async.md#results, docs/async.md#metrics). */
+describe('async executions: their deadline and the queue’s metrics', () => {
+  let h: Harness;
+  let auth: Auth;
+  let counting: CountingGraphql;
+  let receiver: WebhookReceiver;
+  const { put } = integrationCalls(() => ({ h, auth }));
+
+  const accept = async (payload: Record<string, unknown>) => {
+    const res = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/erp/execute',
+      headers: { prefer: 'respond-async' },
+      payload,
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    return body(res).data.execution_id as string;
+  };
+  const ended = (id: string) =>
+    until(async () => {
+      const e = body(await h.call(auth, { method: 'GET', url: `/api/v1/executions/${id}` })).data;
+      return ['succeeded', 'failed', 'canceled'].includes(e.status) ? e : undefined;
+    }, `execution ${id} ended`);
+  const metric = async (pattern: RegExp) => {
+    const text = (await h.call(null, { method: 'GET', url: '/metrics' })).body;
+    const line = text.split('\n').find((l) => pattern.test(l));
+    return line === undefined ? undefined : Number(line.split(' ').at(-1));
+  };
+
+  before(async () => {
+    // One second for the whole async execution, however long the integration's timeout_seconds.
+    h = await harness({ IX_ASYNC_DEADLINE_SECONDS: '1' });
+    await h.tenant('acme');
+    auth = await h.auth('acme', ['*']);
+    counting = await countingGraphql();
+    receiver = await startReceiver();
+    assert.equal((await put('erp', 'graphql-1.0.0', { base_url: counting.url, timeout_seconds: 3600 })).statusCode, 201);
+  });
+  after(async () => {
+    counting.release();
+    await h.close();
+    await counting.close();
+    await receiver.close();
+  });
+
+  test('an async execution runs within IX_ASYNC_DEADLINE_SECONDS: 504 upstream_timeout, scope execute, in its result', async () => {
+    const done = await ended(await accept(receiveCall(1, true)));
+    assert.equal(done.status, 'failed');
+    assert.equal(done.http_status, 504);
+    assert.equal(done.result.error.code, 'upstream_timeout');
+    assert.equal(done.result.error.details.scope, 'execute');
+  });
+
+  test('/metrics: the execution start age, the queue depth by queue, and deliveries by outcome', async () => {
+    const created = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      payload: { url: `${receiver.url}/hooks`, events: ['execution.succeeded'] },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const startsBefore = (await metric(/^ix_execution_start_age_seconds_count/)) ?? 0;
+    const done = await ended(await accept(receiveCall(2)));
+    assert.equal(done.status, 'succeeded');
+    assert.equal(await metric(/^ix_execution_start_age_seconds_count/), startsBefore + 1);
+    assert.equal(await metric(/^ix_queue_depth\{queue="executions"\}/), 0);
+    assert.notEqual(await metric(/^ix_queue_depth\{queue="webhook-deliveries"\}/), undefined);
+    await until(() => receiver.received.length === 1, 'the succeeded event was delivered');
+    await until(async () => (await metric(/^ix_webhook_deliveries_total\{outcome="delivered"\}/)) === 1, 'one delivery counted');
+  });
+});
