@@ -128,7 +128,7 @@ describe('integrations', () => {
         JSON.stringify(token),
       );
     }
-    const range = await put(acme, 'x', { connector: 'graphql-1.0.0', config: { timeout_seconds: 301 } });
+    const range = await put(acme, 'x', { connector: 'graphql-1.0.0', config: { timeout_seconds: 3601 } });
     assert.deepEqual(
       body(range).error.details.issues.map((i: { path: string }) => i.path),
       ['config.timeout_seconds'],

@@ -64,6 +64,12 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_TENANT_CONCURRENCY', value: '100000', says: 'from 1 to' },
   { name: 'IX_REQUEST_TIMEOUT_SECONDS', value: 'soon', says: 'whole number' },
   { name: 'IX_MAX_JSON_DEPTH', value: '1', says: 'from 2 to' },
+  { name: 'IX_ASYNC_DEADLINE_SECONDS', value: '3601', says: 'from 1 to 3600' },
+  { name: 'IX_RESULT_RETENTION_HOURS', value: '0', says: 'from 1 to' },
+  { name: 'IX_WORKER', value: 'sometimes', says: 'true or false' },
+  { name: 'IX_WORKER_CONCURRENCY', value: '0', says: 'from 1 to 1000' },
+  { name: 'IX_WORKER_HEARTBEAT_SECONDS', value: '5', says: 'from 10 to 3600' },
+  { name: 'IX_WEBHOOK_ALLOW_PRIVATE', value: 'maybe', says: 'true or false' },
 ];
 
 // Settings where any value works: nothing to refuse.

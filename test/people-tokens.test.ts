@@ -207,6 +207,7 @@ describe('people: access tokens on tenant endpoints', () => {
       'executions.read',
       'integrations.read',
       'processflow.read',
+      'webhooks.read',
     ]);
     const entity = { method: 'POST', url: '/api/v1/entities', payload: { name: 'x' } };
     assertError(await asPerson(h, viewer, 'acme', entity), 403, 'insufficient_scope');

@@ -404,6 +404,8 @@ describe('starting on PostgreSQL', () => {
         { name: '003_execution_messages' },
         { name: '004_execution_details' },
         { name: '005_people' },
+        { name: '006_async_executions' },
+        { name: '007_webhooks' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

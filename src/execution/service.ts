@@ -347,17 +347,7 @@ export class ExecutionService {
     const { storage, config } = this.#ctx;
     const text = bodyText(reply.body);
     const finishedAt = new Date();
-    const finished: Execution = {
-      ...execution,
-      status: reply.status < 300 ? 'succeeded' : 'failed',
-      http_status: reply.status,
-      error_code: reply.errorCode,
-      error_message: reply.errorMessage,
-      error_details: reply.errorDetails,
-      message_count: reply.messageCount,
-      duration_ms: Math.round(outcome.totalMs),
-      finished_at: finishedAt.toISOString(),
-    };
+    const finished: Execution = { ...execution, ...endOf(outcome, reply), finished_at: finishedAt.toISOString() };
     const expiresAt = new Date(finishedAt.getTime() + config.resultRetentionHours * 3_600_000).toISOString();
     // The end and its event in one transaction: a crash between them cannot lose the event.
     let delivering = false;
@@ -375,13 +365,7 @@ export class ExecutionService {
       connector: outcome.connector,
       operation: call.operation,
       mode,
-      status: reply.status < 300 ? 'succeeded' : 'failed',
-      http_status: reply.status,
-      error_code: reply.errorCode,
-      error_message: reply.errorMessage,
-      error_details: reply.errorDetails,
-      message_count: reply.messageCount,
-      duration_ms: Math.round(outcome.totalMs),
+      ...endOf(outcome, reply),
       attempts: 1,
       api_key_id: call.keyId,
       user_id: call.userId,
@@ -485,6 +469,19 @@ export class ExecutionService {
       secrets: bound?.redaction() ?? SecretMatcher.none,
     };
   }
+}
+
+/** What an execution's record says of how it ended: the reply's status, code, message and details, and its time. */
+function endOf(outcome: Outcome, reply: Reply) {
+  return {
+    status: reply.status < 300 ? ('succeeded' as const) : ('failed' as const),
+    http_status: reply.status,
+    error_code: reply.errorCode,
+    error_message: reply.errorMessage,
+    error_details: reply.errorDetails,
+    message_count: reply.messageCount,
+    duration_ms: Math.round(outcome.totalMs),
+  };
 }
 
 function answerOf(outcome: Outcome, reply: Reply): ExecuteAnswer {

@@ -1,8 +1,8 @@
-import { CompiledQuery, type Selectable } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Selectable, type UpdateObject } from 'kysely';
 import { newId } from '../ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
-import type { ExecutionsTable } from './schema.ts';
+import type { Database, ExecutionsTable } from './schema.ts';
 
 export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 export const finishedStatuses: readonly ExecutionStatus[] = ['succeeded', 'failed', 'canceled'];
@@ -211,17 +211,20 @@ export async function insertQueuedExecution(db: Db, tenantId: string, execution:
 }
 
 /**
- * Claims a queued execution for a run: `queued` becomes `running` and `attempts` grows, in one conditional update, so
- * of two workers given the same job only one runs it. Returns the row as it is after the attempt (claimed or not).
+ * Moves a queued execution on (`running` for a run, `canceled`) in one conditional update, so that of two callers only
+ * one does; returns whether this one did, and the row as it is afterwards (undefined when the tenant has none).
  */
-export async function claimExecution(
+async function leaveQueue(
   db: Db,
   tenantId: string,
   id: string,
-): Promise<{ claimed: boolean; execution: Execution | undefined }> {
+  change:
+    | UpdateObject<Database, 'executions'>
+    | ((eb: ExpressionBuilder<Database, 'executions'>) => UpdateObject<Database, 'executions'>),
+): Promise<{ changed: boolean; execution: Execution | undefined }> {
   const updated = await db
     .updateTable('executions')
-    .set((eb) => ({ status: 'running', attempts: eb('attempts', '+', 1) }))
+    .set(change)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .where('status', '=', 'queued')
@@ -232,7 +235,23 @@ export async function claimExecution(
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return { claimed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+  return { changed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+}
+
+/**
+ * Claims a queued execution for a run: `queued` becomes `running` and `attempts` grows, in one conditional update, so
+ * of two workers given the same job only one runs it. Returns the row as it is after the attempt (claimed or not).
+ */
+export async function claimExecution(
+  db: Db,
+  tenantId: string,
+  id: string,
+): Promise<{ claimed: boolean; execution: Execution | undefined }> {
+  const { changed, execution } = await leaveQueue(db, tenantId, id, (eb) => ({
+    status: 'running',
+    attempts: eb('attempts', '+', 1),
+  }));
+  return { claimed: changed, execution };
 }
 
 /**
@@ -278,20 +297,8 @@ export async function cancelExecution(
   id: string,
   now: string,
 ): Promise<{ canceled: boolean; execution: Execution | undefined }> {
-  const updated = await db
-    .updateTable('executions')
-    .set({ status: 'canceled', finished_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', '=', 'queued')
-    .executeTakeFirst();
-  const row = await db
-    .selectFrom('executions')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return { canceled: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+  const { changed, execution } = await leaveQueue(db, tenantId, id, { status: 'canceled', finished_at: now });
+  return { canceled: changed, execution };
 }
 
 /** Drops the answers kept past their time (the rows stay, with `result_expired`). */
