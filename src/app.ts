@@ -38,7 +38,6 @@ import { IntegrationCache } from './integrations/cache.ts';
 import { EmbeddedQueue } from './queue/embedded-queue.ts';
 import type { JobQueue } from './queue/job-queue.ts';
 import { registerQueueMetrics } from './queue/metrics.ts';
-import { PgBossQueue } from './queue/pg-boss-queue.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
@@ -264,7 +263,8 @@ async function assemble(
   const queueSettings = { heartbeatSeconds: config.workerHeartbeatSeconds, retryLimit: 10 };
   const queue: JobQueue =
     storage.kind === 'postgres'
-      ? new PgBossQueue(config.databaseUrl, app.log, queueSettings)
+      ? // pg-boss is loaded only on PostgreSQL: the embedded default does without it (as without pg and ioredis).
+        new (await import('./queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, app.log, queueSettings)
       : new EmbeddedQueue(storage.db, app.log, queueSettings);
   await queue.start();
   const guard = new AuthFailureGuard(config.authFailureLimit, stores);
