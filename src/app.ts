@@ -33,6 +33,7 @@ import { registerIdempotency } from './http/idempotency.ts';
 import { parseJsonBody } from './http/json-body.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerRequestLog } from './http/request-log.ts';
+import { RequestLogger } from './http/request-logger.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { IntegrationCache } from './integrations/cache.ts';
 import { EmbeddedQueue } from './queue/embedded-queue.ts';
@@ -163,6 +164,8 @@ async function assemble(
           }
         : options.logStream && { stream: options.logStream }),
     },
+    // Each request's logger makes its pino child only when it writes (src/http/request-logger.ts).
+    childLoggerFactory: (parent, bindings, childOptions) => new RequestLogger(parent, bindings, childOptions),
     bodyLimit: config.bodyLimit,
     // One line per request when it is answered, with who, what and how it ended (src/http/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),

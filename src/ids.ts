@@ -44,12 +44,21 @@ export function toBase62(value: number, width: number): string {
  * A prefixed id that sorts by creation time (`key_…`, `ent_…`): lower-case base36 so that
  * SQLite and PostgreSQL collations order it alike.
  */
-export function newId(prefix: string): string {
-  const time = Date.now().toString(36).padStart(9, '0');
+export function newId(prefix: string, now = Date.now()): string {
+  const time = now.toString(36).padStart(9, '0');
   return `${prefix}_${time}${randomString(16, base36Alphabet)}`;
 }
 
+/** The last timestamp made, and its millisecond: calls within one millisecond (every execute makes two) share it. */
+let lastIsoMs = Number.NaN;
+let lastIso = '';
+
 /** RFC 3339 UTC timestamp. */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const now = Date.now();
+  if (now !== lastIsoMs) {
+    lastIsoMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
 }

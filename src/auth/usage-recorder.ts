@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { nowIso } from '../ids.ts';
 import type { Db } from '../storage/database.ts';
 import { type PendingUsage, writeUsage } from '../storage/usage.ts';
 
@@ -25,8 +26,8 @@ export class UsageRecorder {
     this.#timer.unref();
   }
 
-  record(keyId: string, ip: string, status: number, at = new Date()): void {
-    const iso = at.toISOString();
+  record(keyId: string, ip: string, status: number, at?: Date): void {
+    const iso = at === undefined ? nowIso() : at.toISOString();
     this.#pendingSince ??= performance.now();
     let usage = this.#pending.get(keyId);
     if (!usage) {

@@ -80,8 +80,10 @@ export interface Connection<Send = Fields, Receive = Fields> {
    *   any resolves with them at once, without looking further: nothing loaded, nothing sent.
    * - It rejects with what stops this request running against this integration (a method its WSDL lacks, params
    *   that do not fit it, a WSDL that cannot be loaded): that part's failure, as if the send or receive had thrown.
+   * - A connection that needs nothing loaded may answer (or throw) at once, without a promise: a receive then reaches
+   *   the upstream without waiting a turn of the microtask queue per layer.
    */
-  prepare?(...call: PrimitiveCall<Send, Receive>): Promise<ValidationIssue[]>;
+  prepare?(...call: PrimitiveCall<Send, Receive>): ValidationIssue[] | Promise<ValidationIssue[]>;
 }
 
 /** A connector as its own folder writes it: the request types are those its schemas describe. */

@@ -102,10 +102,19 @@ export function checkExecuteRequest(definition: ConnectorDefinition, operation: 
   }
 }
 
-/** What the connection finds wrong with a send or receive before it is sent (`Connection.prepare`), thrown. */
-async function prepare(connection: Connection, operation: PrimitiveOperation, fields: Fields): Promise<void> {
-  const issues = (await connection.prepare?.(operation, fields)) ?? [];
-  if (issues.length > 0) throw validationFailed(issues);
+function throwIssues(issues: ValidationIssue[] | undefined): void {
+  if (issues && issues.length > 0) throw validationFailed(issues);
+}
+
+/**
+ * What the connection finds wrong with a send or receive before it is sent (`Connection.prepare`), thrown; a promise
+ * only when the connection answers with one, so that a request with nothing to load goes on in the same turn.
+ */
+function prepare(connection: Connection, operation: PrimitiveOperation, fields: Fields): Promise<void> | undefined {
+  const issues = connection.prepare?.(operation, fields);
+  if (issues instanceof Promise) return issues.then(throwIssues);
+  throwIssues(issues);
+  return undefined;
 }
 
 /** A failure of one part of a sync, as the answer gives it: paths under the part, its stage, and the outbound's data. */
@@ -208,18 +217,18 @@ async function runPrimitive(
   { prepared = false } = {},
 ): Promise<ConnectorResult> {
   let ready = prepared;
-  const prepareOnce = async () => {
-    if (ready) return;
-    await prepare(connection, operation, fields);
-    ready = true;
-  };
   if (operation === 'receive') {
-    return withReadRetry(async () => {
-      await prepareOnce();
+    const receive = () => {
+      ready = true;
       return connection.receive(fields);
+    };
+    return withReadRetry(() => {
+      if (ready) return connection.receive(fields);
+      const preparing = prepare(connection, operation, fields);
+      return preparing ? preparing.then(receive) : receive();
     }, budget);
   }
-  await prepareOnce();
+  if (!ready) await prepare(connection, operation, fields);
   const postsBefore = budget.postsSent;
   try {
     return await connection.send(fields);

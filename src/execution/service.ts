@@ -1,9 +1,19 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConnectorDefinition, ConnectorResult, Operation, ResolvedIntegration } from '../connectors/connector.ts';
+import type { Dispatcher } from 'undici';
+import type {
+  ConnectorContext,
+  ConnectorDefinition,
+  ConnectorResult,
+  Operation,
+  ResolvedIntegration,
+  SharedConnectorContext,
+} from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
+import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import { authHeaders } from '../credentials/schemes.ts';
 import { type TlsConfig, tlsWarnings } from '../credentials/tls.ts';
 import { type UpstreamCredentials, upstreamCredentials } from '../credentials/upstream-credentials.ts';
+import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
@@ -23,6 +33,7 @@ import {
 } from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
 import { traceExecute, tracingOn } from '../telemetry/spans.ts';
+import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
 import type { ReplyChunks } from '../transport/raw-json.ts';
 import { TenantConcurrency } from './concurrency.ts';
@@ -119,6 +130,45 @@ function withCertificateWarnings(result: ConnectorResult, tls: TlsConfig | undef
   if (warnings.length === 0 || typeof details !== 'object' || details === null) return result;
   const earlier = Array.isArray(details.warnings) ? details.warnings : [];
   return { ...result, data: { ...result.data, details: { ...details, warnings: [...earlier, ...warnings] } } };
+}
+
+/**
+ * What one run's connection runs with: the shared plumbing, the integration's dispatcher, the run's budget and
+ * credentials, and the secrets' matcher as it is when read. A class, not `{ ...shared, get secrets() {…} }`: a literal
+ * with an accessor after a spread is built in dictionary mode, slow to make and to read on every upstream request.
+ */
+class RunContext implements ConnectorContext {
+  readonly dispatcher: Dispatcher;
+  readonly upstreamMaxBytes: number;
+  readonly log: FastifyBaseLogger;
+  readonly workers: AnswerWorkers;
+  readonly oauth2: OAuth2Sources;
+  readonly dispatchers: IntegrationDispatchers;
+  readonly budget: ExecuteBudget;
+  readonly credentials: UpstreamCredentials;
+  readonly #redaction: () => SecretMatcher;
+
+  constructor(
+    shared: SharedConnectorContext,
+    dispatcher: Dispatcher,
+    budget: ExecuteBudget,
+    credentials: UpstreamCredentials,
+    redaction: () => SecretMatcher,
+  ) {
+    this.dispatcher = dispatcher;
+    this.upstreamMaxBytes = shared.upstreamMaxBytes;
+    this.log = shared.log;
+    this.workers = shared.workers;
+    this.oauth2 = shared.oauth2;
+    this.dispatchers = shared.dispatchers;
+    this.budget = budget;
+    this.credentials = credentials;
+    this.#redaction = redaction;
+  }
+
+  get secrets(): SecretMatcher {
+    return this.#redaction();
+  }
 }
 
 const sealContext = (tenantId: string, executionId: string) => `async-request:${tenantId}:${executionId}`;
@@ -429,18 +479,11 @@ export class ExecutionService {
     credentials = issuing;
     const shared = this.#ctx.connectors;
     const tls = integration.config.tls as TlsConfig | undefined;
-    const connection = definition.connect(integration, {
-      ...shared,
-      dispatcher: shared.dispatchers.forIntegration(
-        { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
-        tls,
-      ),
-      budget,
-      credentials: issuing,
-      get secrets() {
-        return redaction();
-      },
-    });
+    const dispatcher = shared.dispatchers.forIntegration(
+      { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
+      tls,
+    );
+    const connection = definition.connect(integration, new RunContext(shared, dispatcher, budget, issuing, redaction));
     return { definition, connection, tls, redaction };
   }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { levelValues } from './request-logger.ts';
 
 /** What an execute adds to its request's log line and metrics (the execute route fills it in). */
 export interface ExecutionFacts {
@@ -35,9 +36,6 @@ const upstreamCodes = new Set([
   'upstream_timeout',
   'upstream_auth_failed',
 ]);
-
-/** pino's level values: a line is written when its level's value is at least the logger's. */
-const levelValues: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 
 /** 5xx answers that are no failure of ours: the instance says it is shutting down or not ready, as designed. */
 const expectedUnavailable = new Set(['service_unavailable']);

@@ -31,27 +31,30 @@ interface ResultColumns {
 
 const base36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastExecutionId = '';
+let lastExecutionMs = Number.NEGATIVE_INFINITY;
 
 /** The id right after `id`: its suffix (time, then random) read as one base-36 number, plus one. */
 function successor(id: string): string {
-  const chars = [...id];
-  for (let i = chars.length - 1; chars[i] !== '_'; i--) {
-    const digit = base36.indexOf(chars[i]);
-    if (digit < base36.length - 1) {
-      chars[i] = base36[digit + 1];
-      return chars.join('');
-    }
-    chars[i] = '0';
+  for (let i = id.length - 1; id[i] !== '_'; i--) {
+    const digit = base36.indexOf(id[i]);
+    if (digit < base36.length - 1) return id.slice(0, i) + base36[digit + 1] + '0'.repeat(id.length - 1 - i);
   }
   throw new RangeError(`no successor for ${id}`);
 }
 
 /**
  * A new execution id (`exe_…`), greater than every one this process made before. `newId` sorts by the
- * millisecond only: calls in the same millisecond would otherwise be listed in random order, not newest first.
+ * millisecond only: calls in the same millisecond would otherwise be listed in random order, not newest first, so
+ * they get the successor of the one before (no random part is drawn for them: under load most calls share one).
  */
 export function newExecutionId(): string {
-  const id = newId('exe');
+  const now = Date.now();
+  if (now <= lastExecutionMs) {
+    lastExecutionId = successor(lastExecutionId);
+    return lastExecutionId;
+  }
+  lastExecutionMs = now;
+  const id = newId('exe', now);
   lastExecutionId = id > lastExecutionId ? id : successor(lastExecutionId);
   return lastExecutionId;
 }

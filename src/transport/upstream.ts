@@ -119,9 +119,12 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
   }
   const host = url.hostname;
   const headers = sendableHeaders(upstream.headers);
-  // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics).
-  url.username = '';
-  url.password = '';
+  // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics). Each
+  // setter serializes the URL anew: only a URL that has credentials pays for it.
+  if (url.username !== '' || url.password !== '') {
+    url.username = '';
+    url.password = '';
+  }
   // The execute's own deadline and byte budget bound this request when they are the tighter limit.
   const budget = upstream.budget;
   budget?.assertCanSend();

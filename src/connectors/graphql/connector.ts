@@ -149,9 +149,8 @@ function connect(integration: ResolvedIntegration, context: ConnectorContext): C
     errors && errors.length > 0 ? { ...result, errors } : result;
 
   return {
-    async prepare(...call) {
-      return requestIssues(...call);
-    },
+    // Nothing to load: answered at once (see Connection.prepare).
+    prepare: requestIssues,
 
     async send(fields) {
       const { mutation, variables, operation_name: operationName } = fields;
