@@ -38,7 +38,6 @@ import { IntegrationCache } from './integrations/cache.ts';
 import { EmbeddedQueue } from './queue/embedded-queue.ts';
 import type { JobQueue } from './queue/job-queue.ts';
 import { registerQueueMetrics } from './queue/metrics.ts';
-import { PgBossQueue } from './queue/pg-boss-queue.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
@@ -260,11 +259,12 @@ async function assemble(
       })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
-  // The durable queue of async executions and webhook deliveries (docs/async.md#the-queue).
+  // The durable queue of async executions and webhook deliveries (docs/async.md#the-queue). pg-boss (and its cron and
+  // date libraries, ~6 MiB of heap) is loaded only on PostgreSQL: an instance on SQLite never runs it.
   const queueSettings = { heartbeatSeconds: config.workerHeartbeatSeconds, retryLimit: 10 };
   const queue: JobQueue =
     storage.kind === 'postgres'
-      ? new PgBossQueue(config.databaseUrl, app.log, queueSettings)
+      ? new (await import('./queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, app.log, queueSettings)
       : new EmbeddedQueue(storage.db, app.log, queueSettings);
   await queue.start();
   const guard = new AuthFailureGuard(config.authFailureLimit, stores);
