@@ -262,7 +262,8 @@ async function assemble(
       })
     : undefined;
   const stores = redis ? redisStores(redis, config.redisPrefix, app.log) : memoryStores;
-  // The durable queue of async executions and webhook deliveries (docs/async.md#the-queue).
+  // The durable queue of async executions and webhook deliveries (docs/async.md#the-queue). pg-boss (and its cron and
+  // date libraries, ~6 MiB of heap) is loaded only on PostgreSQL: an instance on SQLite never runs it.
   const queueSettings = { heartbeatSeconds: config.workerHeartbeatSeconds, retryLimit: 10 };
   const queue: JobQueue =
     storage.kind === 'postgres'

@@ -204,8 +204,11 @@ export class ExecutionService {
     this.#slots = new TenantConcurrency(ctx.config.tenantConcurrency);
   }
 
-  /** A synchronous call: run within IX_EXECUTE_DEADLINE_SECONDS, answered, recorded. */
-  async execute(call: ExecuteCall): Promise<ExecuteAnswer> {
+  /**
+   * A synchronous call: run within IX_EXECUTE_DEADLINE_SECONDS, answered, recorded. The slot is given back by a chained
+   * callback, not an async function's `finally`: a suspended async function keeps its frame for the whole call.
+   */
+  execute(call: ExecuteCall): Promise<ExecuteAnswer> {
     const release = this.#slots.tryAcquire(call.tenantId);
     if (!release) {
       const refused = new ApiError(
@@ -214,13 +217,12 @@ export class ExecutionService {
         { reason: 'concurrency', limit: this.#slots.limit },
       );
       refused.retryAfterSeconds = 1;
-      throw refused;
+      return Promise.reject(refused);
     }
-    try {
-      return await (tracingOn() ? traceExecute(call, () => this.#executeNow(call)) : this.#executeNow(call));
-    } finally {
-      release();
-    }
+    // Whatever the run throws, even before its first await, ends as a rejection after the release.
+    return new Promise<ExecuteAnswer>((resolve) =>
+      resolve(tracingOn() ? traceExecute(call, () => this.#executeNow(call)) : this.#executeNow(call)),
+    ).finally(release);
   }
 
   async #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {

@@ -100,31 +100,42 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  *   timeoutMs: 30_000, maxBodyBytes: 10 * 1024 * 1024,
  * });
  */
-export async function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+export function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
   // Traced, each attempt is a client span whose context travels in the request's headers (traceparent).
-  const response = await (tracingOn()
+  const sent = tracingOn()
     ? traceUpstream(upstream, (headers) => send(dispatcher, { ...upstream, headers }))
-    : send(dispatcher, upstream));
+    : send(dispatcher, upstream);
   // The answer is read when this tenant's turn of the event loop comes (FairTurns): thousands landing at once are
-  // read in slices, with other callers served in between.
-  const turn = upstream.budget?.takeTurn();
-  if (turn) await turn;
-  return response;
+  // read in slices, with other callers served in between. A chained callback, not an async function: a suspended
+  // async function keeps its frame (registers, context) for the whole upstream wait, ~250 bytes per call in flight.
+  return sent.then((response) => {
+    const turn = upstream.budget?.takeTurn();
+    return turn ? turn.then(() => response) : response;
+  });
 }
 
-async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
-  const url = URL.parse(upstream.url);
+/**
+ * The URL undici is given, without `user:password@` (undici does not turn URL credentials into Basic auth; kept out
+ * of what it sees: errors, diagnostics), and its host. Read here, outside `send`, so that the parsed URL is not held
+ * in `send`'s suspended frame while the upstream answers.
+ */
+function upstreamTarget(upstreamUrl: string): { href: string; host: string } {
+  const url = URL.parse(upstreamUrl);
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ApiError('integration_misconfigured', 'The upstream URL is not a valid http or https URL.');
   }
-  const host = url.hostname;
-  const headers = sendableHeaders(upstream.headers);
   // undici does not turn URL credentials into Basic auth; keep them out of what it sees (errors, diagnostics). Each
   // setter serializes the URL anew: only a URL that has credentials pays for it.
   if (url.username !== '' || url.password !== '') {
     url.username = '';
     url.password = '';
   }
+  return { href: url.href, host: url.hostname };
+}
+
+async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
+  const { href, host } = upstreamTarget(upstream.url);
+  const headers = sendableHeaders(upstream.headers);
   // The execute's own deadline and byte budget bound this request when they are the tighter limit.
   const budget = upstream.budget;
   budget?.assertCanSend();
@@ -137,7 +148,7 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
   const began = performance.now();
   let connected = false;
   try {
-    const response = await request(url, {
+    const response = await request(href, {
       dispatcher,
       method: upstream.method,
       headers,
