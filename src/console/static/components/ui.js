@@ -31,6 +31,18 @@ export function ErrorNotice({ error, title }) {
   </div>`;
 }
 
+/**
+ * The end of a form dialog: the failure, if any, announced where it appears; Cancel; and the submit button, which says
+ * `busyLabel` while the request runs.
+ */
+export function FormFooter({ error, failedTitle, busy, disabled, label, busyLabel, onCancel }) {
+  return html`<div aria-live="polite">${error && html`<${ErrorNotice} title=${failedTitle} error=${error} />`}</div>
+    <div class="dialog__actions">
+      <button type="button" class="button" onClick=${onCancel}>Cancel</button>
+      <button type="submit" class="button button--primary" disabled=${busy || disabled}>${busy ? busyLabel : label}</button>
+    </div>`;
+}
+
 export function Badge({ tone = 'neutral', children }) {
   return html`<span class=${`badge badge--${tone}`}>${children}</span>`;
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { fillDays, UsageChart } from '../components/bar-chart.js';
 import { ConfirmDialog, Dialog } from '../components/dialog.js';
-import { ErrorNotice, Field, Loading } from '../components/ui.js';
+import { ErrorNotice, Field, FormFooter, Loading } from '../components/ui.js';
 import { api } from '../lib/api.js';
 import { formatSeconds } from '../lib/format.js';
 import { html } from '../lib/html.js';
@@ -82,13 +82,8 @@ export function CreateKeyDialog({ tenant, onClose, onCreated }) {
             onInput=${(e) => setLimit(e.currentTarget.value)} />`}
         <//>
       </div>
-      <div aria-live="polite">${error && html`<${ErrorNotice} title="The key was not created" error=${error} />`}</div>
-      <div class="dialog__actions">
-        <button type="button" class="button" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="button button--primary" disabled=${busy || scopes.length === 0}>
-          ${busy ? 'Creating…' : 'Create key'}
-        </button>
-      </div>
+      <${FormFooter} error=${error} failedTitle="The key was not created" busy=${busy} disabled=${scopes.length === 0}
+        label="Create key" busyLabel="Creating…" onCancel=${onClose} />
     </form>
   <//>`;
 }
@@ -133,11 +128,8 @@ export function RotateKeyDialog({ tenant, apiKey, onClose, onRotated }) {
             onClick=${() => setOverlap(String(s))}>${formatSeconds(s)}</button>`,
         )}
       </div>
-      <div aria-live="polite">${error && html`<${ErrorNotice} title="The key was not rotated" error=${error} />`}</div>
-      <div class="dialog__actions">
-        <button type="button" class="button" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="button button--primary" disabled=${busy}>${busy ? 'Rotating…' : 'Rotate key'}</button>
-      </div>
+      <${FormFooter} error=${error} failedTitle="The key was not rotated" busy=${busy}
+        label="Rotate key" busyLabel="Rotating…" onCancel=${onClose} />
     </form>
   <//>`;
 }

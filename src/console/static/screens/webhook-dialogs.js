@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ConfirmDialog, Dialog } from '../components/dialog.js';
-import { ErrorNotice, Field } from '../components/ui.js';
+import { ErrorNotice, Field, FormFooter } from '../components/ui.js';
 import { html } from '../lib/html.js';
 import { useAction } from '../lib/use-action.js';
 import { createWebhook, deleteWebhook, webhookEvents } from '../lib/webhooks.js';
@@ -48,13 +48,8 @@ export function CreateWebhookDialog({ tenant, onClose, onCreated }) {
       <${Field} label="Description (optional)" hint="Who receives these events, e.g. “billing service”.">
         ${(a) => html`<input ...${a} maxlength="500" value=${description} onInput=${(e) => setDescription(e.currentTarget.value)} />`}
       <//>
-      <div aria-live="polite">${error && html`<${ErrorNotice} title="The endpoint was not added" error=${error} />`}</div>
-      <div class="dialog__actions">
-        <button type="button" class="button" onClick=${onClose}>Cancel</button>
-        <button type="submit" class="button button--primary" disabled=${busy || chosen.length === 0}>
-          ${busy ? 'Adding…' : 'Add endpoint'}
-        </button>
-      </div>
+      <${FormFooter} error=${error} failedTitle="The endpoint was not added" busy=${busy} disabled=${chosen.length === 0}
+        label="Add endpoint" busyLabel="Adding…" onCancel=${onClose} />
     </form>
   <//>`;
 }
