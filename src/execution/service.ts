@@ -258,15 +258,21 @@ export class ExecutionService {
     ).finally(release);
   }
 
-  async #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
-    const stored = await this.#integration(call);
-    // Taken at the start, so that the log's newest-first order is the order the calls began in.
-    const executionId = newExecutionId();
-    const startedAt = nowIso();
-    const outcome = await this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds);
-    const reply = replyFor(outcome, call.requestId, call.log);
-    this.#record(call, outcome, reply, startedAt, 'sync');
-    return answerOf(outcome, reply);
+  /**
+   * Chained callbacks, not an async function: its frame would be held, suspended, for the whole upstream wait; the
+   * callback that waits for the outcome holds only what it reads.
+   */
+  #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
+    return this.#integration(call).then((stored) => {
+      // Taken at the start, so that the log's newest-first order is the order the calls began in.
+      const executionId = newExecutionId();
+      const startedAt = nowIso();
+      return this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds).then((outcome) => {
+        const reply = replyFor(outcome, call.requestId, call.log);
+        this.#record(call, outcome, reply, startedAt, 'sync');
+        return answerOf(outcome, reply);
+      });
+    });
   }
 
   /**
@@ -514,21 +520,24 @@ export class ExecutionService {
     return new BoundRun(this.#ctx.connectors, this.#resolved(definition, stored), budget);
   }
 
-  /** Runs one execution within `deadlineSeconds`; never throws: a failure is the outcome's. */
-  async #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
+  /**
+   * Runs one execution within `deadlineSeconds`; never rejects: a failure is the outcome's. Chained callbacks, not an
+   * async function, for the frame the upstream wait would hold.
+   */
+  #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
     const started = performance.now();
     const budget = this.#budget(call, deadlineSeconds, started);
     let bound: BoundRun | undefined;
-    let result: ConnectorResult | undefined;
-    let thrown: unknown;
+    let running: Promise<ConnectorResult>;
     try {
-      bound = this.#bind(call, stored, budget);
-      const ran = await runExecute(bound.definition, bound.connection, call.operation, call.fields, budget);
-      result = call.operation === 'test' ? withCertificateWarnings(ran, bound.tls) : ran;
+      const run = this.#bind(call, stored, budget);
+      bound = run;
+      running = runExecute(run.definition, run.connection, call.operation, call.fields, budget);
+      if (call.operation === 'test') running = running.then((ran) => withCertificateWarnings(ran, run.tls));
     } catch (error) {
-      thrown = error;
+      running = Promise.reject(error);
     }
-    return {
+    const outcome = (result: ConnectorResult | undefined, thrown: unknown): Outcome => ({
       executionId,
       connector: stored.connector,
       result,
@@ -537,7 +546,11 @@ export class ExecutionService {
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
-    };
+    });
+    return running.then(
+      (result) => outcome(result, undefined),
+      (thrown: unknown) => outcome(undefined, thrown),
+    );
   }
 }
 
