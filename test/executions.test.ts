@@ -265,8 +265,11 @@ function withSendBug(definition: ConnectorDefinition): ConnectorDefinition {
     ...definition,
     connect(integration, context) {
       const connection = definition.connect(integration, context);
+      // Delegated one by one: a connection's methods may be on its prototype, which a spread would not copy.
       return {
-        ...connection,
+        prepare: connection.prepare?.bind(connection),
+        receive: (fields) => connection.receive(fields),
+        test: () => connection.test(),
         send: (fields) =>
           String(fields.mutation).includes('connectorBug')
             ? Promise.reject(new TypeError('a connector bug with a secret-ish message'))

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ResolvedIntegration } from '../connectors/connector.ts';
+import type { ExecuteBudget } from '../transport/budget.ts';
 import { sendUpstream, type UpstreamRequest, type UpstreamResponse } from '../transport/upstream.ts';
 import { credentialsMayGoTo } from './destinations.ts';
 import { type BearerSource, OAuth2ClientCredentials, withFreshTokenOnce } from './oauth2.ts';
@@ -29,53 +30,94 @@ export interface CredentialsContext {
   shorthand: Readonly<Record<string, unknown>> | undefined;
   /** This instance's OAuth2 token sources (the composition root's). */
   oauth2: OAuth2Sources;
-  /** The bounds of a token request: the integration's timeout and size cap, and the execute's budget. */
-  tokenRequest: Pick<UpstreamRequest, 'timeoutMs' | 'maxBodyBytes' | 'budget'>;
+  /** The bounds of a token request: the integration's timeout and size cap (the execute's budget comes per execute). */
+  tokenRequest: Pick<UpstreamRequest, 'timeoutMs' | 'maxBodyBytes'>;
 }
 
-/** The credentials of `integration` for one execute. */
-export function upstreamCredentials(integration: ResolvedIntegration, context: CredentialsContext): UpstreamCredentials {
+/** The credentials of one execute, given its budget (which a token request spends too). */
+export type CredentialsForExecute = (budget: ExecuteBudget | undefined) => UpstreamCredentials;
+
+/**
+ * How `integration`'s credentials are had for each execute; made once per integration version. Static headers are one
+ * object every execute shares: nothing is ever issued to them. OAuth2's are made per execute, since they note the
+ * access tokens issued in it, which that execute's reply must be redacted of.
+ */
+export function upstreamCredentials(integration: ResolvedIntegration, context: CredentialsContext): CredentialsForExecute {
   const auth = (integration.config.auth as Record<string, unknown> | undefined) ?? context.shorthand;
-  const issued: string[] = [];
-  const mayGo = (url: string) => credentialsMayGoTo(integration, url);
   if (auth?.type === oauth2Scheme.type) {
-    const source = context.oauth2.get(
-      { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
-      () =>
-        new OAuth2ClientCredentials({
-          tokenUrl: String(auth.token_url),
-          clientId: String(auth.client_id),
-          clientSecret: String(auth.client_secret),
-          ...(typeof auth.scope === 'string' && { scope: auth.scope }),
-          ...(typeof auth.audience === 'string' && { audience: auth.audience }),
-          clientAuthentication:
-            auth.client_authentication === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
-        }),
-    );
-    return {
-      any: true,
-      issued,
-      send(dispatcher, request) {
-        if (!mayGo(request.url)) return sendUpstream(dispatcher, request);
-        const bearer = recording(
-          // The token request changes nothing upstream: it is no write, whatever its method.
-          source.boundTo((token) => sendUpstream(dispatcher, { ...token, ...context.tokenRequest, write: false })),
-          issued,
-        );
-        return withFreshTokenOnce(bearer, (authorization) =>
-          sendUpstream(dispatcher, { ...request, headers: { authorization, ...request.headers } }),
-        );
-      },
+    const { oauth2, tokenRequest } = context;
+    const key = { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version };
+    const settings = {
+      tokenUrl: String(auth.token_url),
+      clientId: String(auth.client_id),
+      clientSecret: String(auth.client_secret),
+      ...(typeof auth.scope === 'string' && { scope: auth.scope }),
+      ...(typeof auth.audience === 'string' && { audience: auth.audience }),
+      clientAuthentication:
+        auth.client_authentication === 'client_secret_post' ? ('client_secret_post' as const) : ('client_secret_basic' as const),
     };
+    return (budget) =>
+      new OAuth2Credentials(
+        integration,
+        oauth2.get(key, () => new OAuth2ClientCredentials(settings)),
+        { ...tokenRequest, budget },
+      );
   }
-  const headers = authHeaders(auth);
-  const any = Object.keys(headers).length > 0;
-  return {
-    any,
-    issued,
-    send: (dispatcher, request) =>
-      sendUpstream(dispatcher, any && mayGo(request.url) ? { ...request, headers: { ...headers, ...request.headers } } : request),
-  };
+  const shared = new HeaderCredentials(integration, authHeaders(auth));
+  return () => shared;
+}
+
+const nothingIssued: readonly string[] = Object.freeze([]);
+
+/** Static headers (Basic, bearer, a named header), or none: the same for every execute. */
+class HeaderCredentials implements UpstreamCredentials {
+  readonly any: boolean;
+  readonly issued = nothingIssued;
+  readonly #integration: ResolvedIntegration;
+  readonly #headers: Record<string, string>;
+
+  constructor(integration: ResolvedIntegration, headers: Record<string, string>) {
+    this.#integration = integration;
+    this.#headers = headers;
+    this.any = Object.keys(headers).length > 0;
+  }
+
+  send(dispatcher: Dispatcher, request: UpstreamRequest): Promise<UpstreamResponse> {
+    const withHeaders = this.any && credentialsMayGoTo(this.#integration, request.url);
+    return sendUpstream(dispatcher, withHeaders ? { ...request, headers: { ...this.#headers, ...request.headers } } : request);
+  }
+}
+
+/** OAuth2 client credentials for one execute: the tokens it was issued are its own. */
+class OAuth2Credentials implements UpstreamCredentials {
+  readonly any = true;
+  readonly issued: string[] = [];
+  readonly #integration: ResolvedIntegration;
+  readonly #source: OAuth2ClientCredentials;
+  readonly #tokenRequest: Pick<UpstreamRequest, 'timeoutMs' | 'maxBodyBytes' | 'budget'>;
+
+  constructor(
+    integration: ResolvedIntegration,
+    source: OAuth2ClientCredentials,
+    tokenRequest: Pick<UpstreamRequest, 'timeoutMs' | 'maxBodyBytes' | 'budget'>,
+  ) {
+    this.#integration = integration;
+    this.#source = source;
+    this.#tokenRequest = tokenRequest;
+  }
+
+  send(dispatcher: Dispatcher, request: UpstreamRequest): Promise<UpstreamResponse> {
+    if (!credentialsMayGoTo(this.#integration, request.url)) return sendUpstream(dispatcher, request);
+    const tokenRequest = this.#tokenRequest;
+    const bearer = recording(
+      // The token request changes nothing upstream: it is no write, whatever its method.
+      this.#source.boundTo((token) => sendUpstream(dispatcher, { ...token, ...tokenRequest, write: false })),
+      this.issued,
+    );
+    return withFreshTokenOnce(bearer, (authorization) =>
+      sendUpstream(dispatcher, { ...request, headers: { authorization, ...request.headers } }),
+    );
+  }
 }
 
 /** A source that notes each access token it hands out (`Bearer …` less its scheme), for redaction. */

@@ -186,49 +186,63 @@ export function mayRunTwice(operation: Operation, fields: Fields): boolean {
 
 /**
  * Reads may be retried when the upstream could not be reached or did not answer; writes never are. The execute's
- * own deadline is final: no retry after it, none that would start after it.
+ * own deadline is final: no retry after it, none that would start after it. Chained callbacks, not an async
+ * function: a suspended async function keeps its frame for the whole upstream wait. What `run` throws before its
+ * promise exists counts as its rejection.
  */
-async function withReadRetry(run: () => Promise<ConnectorResult>, budget: ExecuteBudget): Promise<ConnectorResult> {
-  const attempts = 2;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      const retryable =
-        error instanceof ApiError &&
-        (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout') &&
-        error.details?.scope !== 'execute';
-      const pause = 200 + Math.random() * 200;
-      if (!retryable || attempt >= attempts || budget.remainingMs() <= pause) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
+function withReadRetry(run: () => Promise<ConnectorResult>, budget: ExecuteBudget, attempt = 1): Promise<ConnectorResult> {
+  let running: Promise<ConnectorResult>;
+  try {
+    running = run();
+  } catch (error) {
+    running = Promise.reject(error);
   }
+  return running.catch((error: unknown) => {
+    const retryable =
+      error instanceof ApiError &&
+      (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout') &&
+      error.details?.scope !== 'execute';
+    const pause = 200 + Math.random() * 200;
+    if (!retryable || attempt >= readAttempts || budget.remainingMs() <= pause) throw error;
+    return new Promise((resolve) => setTimeout(resolve, pause)).then(() => withReadRetry(run, budget, attempt + 1));
+  });
 }
+
+/** How many times a read is tried at most. */
+const readAttempts = 2;
 
 /**
  * Runs a send or receive, prepared first unless the caller has prepared it (a sync's parts). A receive is retried as a
- * whole, its preparing included (a WSDL that could not be loaded), until it has been prepared once.
+ * whole, its preparing included (a WSDL that could not be loaded), until it has been prepared once. Not an async
+ * function: a receive's promise is withReadRetry's own, with no frame of this one waiting on it.
  */
-async function runPrimitive(
+function runPrimitive(
   connection: Connection,
   operation: PrimitiveOperation,
   fields: Fields,
   budget: ExecuteBudget,
   { prepared = false } = {},
 ): Promise<ConnectorResult> {
+  if (operation !== 'receive') return runSend(connection, fields, budget, prepared);
   let ready = prepared;
-  if (operation === 'receive') {
-    const receive = () => {
-      ready = true;
-      return connection.receive(fields);
-    };
-    return withReadRetry(() => {
-      if (ready) return connection.receive(fields);
-      const preparing = prepare(connection, operation, fields);
-      return preparing ? preparing.then(receive) : receive();
-    }, budget);
-  }
-  if (!ready) await prepare(connection, operation, fields);
+  const receive = () => {
+    ready = true;
+    return connection.receive(fields);
+  };
+  return withReadRetry(() => {
+    if (ready) return connection.receive(fields);
+    const preparing = prepare(connection, operation, fields);
+    return preparing ? preparing.then(receive) : receive();
+  }, budget);
+}
+
+async function runSend(
+  connection: Connection,
+  fields: Fields,
+  budget: ExecuteBudget,
+  prepared: boolean,
+): Promise<ConnectorResult> {
+  if (!prepared) await prepare(connection, 'send', fields);
   const postsBefore = budget.postsSent;
   try {
     return await connection.send(fields);

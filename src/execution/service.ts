@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type {
+  Connection,
   ConnectorContext,
   ConnectorDefinition,
   ConnectorResult,
@@ -12,7 +13,11 @@ import type { AppContext } from '../context.ts';
 import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import { authHeaders } from '../credentials/schemes.ts';
 import { type TlsConfig, tlsWarnings } from '../credentials/tls.ts';
-import { type UpstreamCredentials, upstreamCredentials } from '../credentials/upstream-credentials.ts';
+import {
+  type CredentialsForExecute,
+  type UpstreamCredentials,
+  upstreamCredentials,
+} from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
@@ -91,19 +96,18 @@ interface SealedRequest {
   request_id: string;
 }
 
-/** An integration as the execute path runs it: decrypted, with the matcher of the secrets no reply may show. */
+/**
+ * An integration as the execute path runs it, all of it the same for every execute of one stored version: decrypted,
+ * with the matcher of the secrets no reply may show, and how its credentials are had per execute.
+ */
 interface Resolved {
+  definition: ConnectorDefinition;
   integration: ResolvedIntegration;
   secrets: SecretMatcher;
-}
-
-/** An integration bound for one run: its connection, and how to redact what it answers. */
-interface Bound {
-  definition: ConnectorDefinition;
-  connection: ReturnType<ConnectorDefinition['connect']>;
+  /** Matchers by secret set, for the secrets with the access tokens issued in an execute. */
+  matchers: SecretMatcherCache;
+  credentials: CredentialsForExecute;
   tls: TlsConfig | undefined;
-  /** The secrets' matcher, with the access tokens issued so far in this run. */
-  redaction(): SecretMatcher;
 }
 
 /**
@@ -133,41 +137,70 @@ function withCertificateWarnings(result: ConnectorResult, tls: TlsConfig | undef
 }
 
 /**
- * What one run's connection runs with: the shared plumbing, the integration's dispatcher, the run's budget and
- * credentials, and the secrets' matcher as it is when read. A class, not `{ ...shared, get secrets() {…} }`: a literal
- * with an accessor after a spread is built in dictionary mode, slow to make and to read on every upstream request.
+ * An integration bound for one run: its connection, and the context that connection runs with (the shared plumbing,
+ * the integration's dispatcher, the run's budget and credentials, the secrets' matcher as it is when read). Only the
+ * run's own part is held per run; the rest is read through the integration's `Resolved`, so a call in flight holds one
+ * small object here, not a context, a bound record and a redaction closure with its scope.
  */
-class RunContext implements ConnectorContext {
-  readonly dispatcher: Dispatcher;
-  readonly upstreamMaxBytes: number;
-  readonly log: FastifyBaseLogger;
-  readonly workers: AnswerWorkers;
-  readonly oauth2: OAuth2Sources;
-  readonly dispatchers: IntegrationDispatchers;
+class BoundRun implements ConnectorContext {
   readonly budget: ExecuteBudget;
   readonly credentials: UpstreamCredentials;
-  readonly #redaction: () => SecretMatcher;
+  readonly dispatcher: Dispatcher;
+  readonly connection: Connection;
+  readonly #shared: SharedConnectorContext;
+  readonly #resolved: Resolved;
 
-  constructor(
-    shared: SharedConnectorContext,
-    dispatcher: Dispatcher,
-    budget: ExecuteBudget,
-    credentials: UpstreamCredentials,
-    redaction: () => SecretMatcher,
-  ) {
-    this.dispatcher = dispatcher;
-    this.upstreamMaxBytes = shared.upstreamMaxBytes;
-    this.log = shared.log;
-    this.workers = shared.workers;
-    this.oauth2 = shared.oauth2;
-    this.dispatchers = shared.dispatchers;
+  /** Throws what `connect` throws (integration_misconfigured) when the integration cannot run. */
+  constructor(shared: SharedConnectorContext, resolved: Resolved, budget: ExecuteBudget) {
+    const { integration } = resolved;
+    this.#shared = shared;
+    this.#resolved = resolved;
     this.budget = budget;
-    this.credentials = credentials;
-    this.#redaction = redaction;
+    this.credentials = resolved.credentials(budget);
+    this.dispatcher = shared.dispatchers.forIntegration(
+      { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
+      resolved.tls,
+    );
+    this.connection = resolved.definition.connect(integration, this);
+  }
+
+  get definition(): ConnectorDefinition {
+    return this.#resolved.definition;
+  }
+
+  get tls(): TlsConfig | undefined {
+    return this.#resolved.tls;
+  }
+
+  get upstreamMaxBytes(): number {
+    return this.#shared.upstreamMaxBytes;
+  }
+
+  get log(): FastifyBaseLogger {
+    return this.#shared.log;
+  }
+
+  get workers(): AnswerWorkers {
+    return this.#shared.workers;
+  }
+
+  get oauth2(): OAuth2Sources {
+    return this.#shared.oauth2;
+  }
+
+  get dispatchers(): IntegrationDispatchers {
+    return this.#shared.dispatchers;
   }
 
   get secrets(): SecretMatcher {
-    return this.#redaction();
+    return this.redaction();
+  }
+
+  /** The secrets' matcher, with the access tokens issued so far in this run. */
+  redaction(): SecretMatcher {
+    const { secrets, matchers } = this.#resolved;
+    const issued = this.credentials.issued;
+    return issued.length > 0 ? matchers.get([...secrets.secrets, ...issued]) : secrets;
   }
 }
 
@@ -225,15 +258,21 @@ export class ExecutionService {
     ).finally(release);
   }
 
-  async #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
-    const stored = await this.#integration(call);
-    // Taken at the start, so that the log's newest-first order is the order the calls began in.
-    const executionId = newExecutionId();
-    const startedAt = nowIso();
-    const outcome = await this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds);
-    const reply = replyFor(outcome, call.requestId, call.log);
-    this.#record(call, outcome, reply, startedAt, 'sync');
-    return answerOf(outcome, reply);
+  /**
+   * Chained callbacks, not an async function: its frame would be held, suspended, for the whole upstream wait; the
+   * callback that waits for the outcome holds only what it reads.
+   */
+  #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
+    return this.#integration(call).then((stored) => {
+      // Taken at the start, so that the log's newest-first order is the order the calls began in.
+      const executionId = newExecutionId();
+      const startedAt = nowIso();
+      return this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds).then((outcome) => {
+        const reply = replyFor(outcome, call.requestId, call.log);
+        this.#record(call, outcome, reply, startedAt, 'sync');
+        return answerOf(outcome, reply);
+      });
+    });
   }
 
   /**
@@ -246,7 +285,7 @@ export class ExecutionService {
     const startedAt = nowIso();
     const started = performance.now();
     const budget = this.#budget(call, this.#ctx.config.executeDeadlineSeconds, started);
-    let bound: Bound | undefined;
+    let bound: BoundRun | undefined;
     try {
       bound = this.#bind(call, stored, budget);
       await checkWithConnection(bound.definition, bound.connection, call.operation, call.fields);
@@ -448,62 +487,57 @@ export class ExecutionService {
 
   #resolved(definition: ConnectorDefinition, stored: StoredIntegration): Resolved {
     let resolved = this.#resolvedIntegrations.get(stored);
-    if (!resolved) {
+    if (!resolved || resolved.definition !== definition) {
       const integration = resolveIntegration(definition, stored, this.#ctx.masterKey);
-      resolved = { integration, secrets: this.#matchers.get(secretValues(definition, integration)) };
+      const shared = this.#ctx.connectors;
+      resolved = {
+        definition,
+        integration,
+        secrets: this.#matchers.get(secretValues(definition, integration)),
+        matchers: this.#matchers,
+        credentials: upstreamCredentials(integration, {
+          shorthand: definition.shorthandAuth?.(integration.config),
+          oauth2: shared.oauth2,
+          tokenRequest: {
+            timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
+            maxBodyBytes: shared.upstreamMaxBytes,
+          },
+        }),
+        tls: integration.config.tls as TlsConfig | undefined,
+      };
       this.#resolvedIntegrations.set(stored, resolved);
     }
     return resolved;
   }
 
   /** The integration's connector bound for one run, with its credentials and dispatcher; throws when it cannot run. */
-  #bind(call: ExecuteCall, stored: StoredIntegration, budget: ExecuteBudget): Bound {
+  #bind(call: ExecuteCall, stored: StoredIntegration, budget: ExecuteBudget): BoundRun {
     const definition = this.#ctx.registry.get(stored.connector);
     if (!definition) throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
-    let secrets = SecretMatcher.none;
-    let credentials: UpstreamCredentials | undefined;
-    const redaction = () =>
-      credentials && credentials.issued.length > 0 ? this.#matchers.get([...secrets.secrets, ...credentials.issued]) : secrets;
     // The operation and the fields' schemas are checked before the integration is decrypted. What the connector finds
     // wrong comes after, from the connection (`prepare`): connect does no I/O, so such a request costs no upstream call.
     checkExecuteRequest(definition, call.operation, call.fields);
-    const { integration, secrets: matcher } = this.#resolved(definition, stored);
-    secrets = matcher;
-    const issuing = upstreamCredentials(integration, {
-      shorthand: definition.shorthandAuth?.(integration.config),
-      oauth2: this.#ctx.connectors.oauth2,
-      tokenRequest: {
-        timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
-        maxBodyBytes: this.#ctx.connectors.upstreamMaxBytes,
-        budget,
-      },
-    });
-    credentials = issuing;
-    const shared = this.#ctx.connectors;
-    const tls = integration.config.tls as TlsConfig | undefined;
-    const dispatcher = shared.dispatchers.forIntegration(
-      { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
-      tls,
-    );
-    const connection = definition.connect(integration, new RunContext(shared, dispatcher, budget, issuing, redaction));
-    return { definition, connection, tls, redaction };
+    return new BoundRun(this.#ctx.connectors, this.#resolved(definition, stored), budget);
   }
 
-  /** Runs one execution within `deadlineSeconds`; never throws: a failure is the outcome's. */
-  async #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
+  /**
+   * Runs one execution within `deadlineSeconds`; never rejects: a failure is the outcome's. Chained callbacks, not an
+   * async function, for the frame the upstream wait would hold.
+   */
+  #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
     const started = performance.now();
     const budget = this.#budget(call, deadlineSeconds, started);
-    let bound: Bound | undefined;
-    let result: ConnectorResult | undefined;
-    let thrown: unknown;
+    let bound: BoundRun | undefined;
+    let running: Promise<ConnectorResult>;
     try {
-      bound = this.#bind(call, stored, budget);
-      const ran = await runExecute(bound.definition, bound.connection, call.operation, call.fields, budget);
-      result = call.operation === 'test' ? withCertificateWarnings(ran, bound.tls) : ran;
+      const run = this.#bind(call, stored, budget);
+      bound = run;
+      running = runExecute(run.definition, run.connection, call.operation, call.fields, budget);
+      if (call.operation === 'test') running = running.then((ran) => withCertificateWarnings(ran, run.tls));
     } catch (error) {
-      thrown = error;
+      running = Promise.reject(error);
     }
-    return {
+    const outcome = (result: ConnectorResult | undefined, thrown: unknown): Outcome => ({
       executionId,
       connector: stored.connector,
       result,
@@ -512,7 +546,11 @@ export class ExecutionService {
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
-    };
+    });
+    return running.then(
+      (result) => outcome(result, undefined),
+      (thrown: unknown) => outcome(undefined, thrown),
+    );
   }
 }
 

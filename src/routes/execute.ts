@@ -50,6 +50,26 @@ function replyBody(request: FastifyRequest, reply: FastifyReply, body: ReplyChun
 }
 
 /** `Server-Timing` (W3C): the time spent on upstream requests and in Interchange, so a caller sees what the gateway costs. */
+/** Sends an execute's answer (synchronous, or an async call's refusal), with what the request's log line tells of it. */
+function answered(
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+  operation: Operation,
+  answer: ExecuteAnswer,
+) {
+  request.reachedUpstream = answer.reachedUpstream;
+  request.errorCode = answer.errorCode;
+  request.execution = {
+    integration_id: request.params.id,
+    operation,
+    execution_id: answer.executionId,
+    connector: answer.connector,
+    upstream_ms: answer.upstreamMs,
+  };
+  reply.code(answer.status).header('server-timing', serverTiming(answer)).type('application/json; charset=utf-8');
+  return reply.send(typeof answer.body === 'string' ? answer.body : replyBody(request, reply, answer.body));
+}
+
 function serverTiming(answer: ExecuteAnswer): string {
   const ms = (value: number) => value.toFixed(1);
   return `upstream;dur=${ms(answer.upstreamMs)}, interchange;dur=${ms(Math.max(0, answer.totalMs - answer.upstreamMs))}, total;dur=${ms(answer.totalMs)}`;
@@ -122,7 +142,9 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext, serv
         },
       },
     },
-    async (request, reply) => {
+    // Not an async function: a synchronous call's frame would be held, suspended, for the whole upstream wait; the
+    // callback that answers holds only the request, the reply and the operation.
+    (request, reply) => {
       const { tenantId, key, user } = caller(request);
       const { operation, ...fields } = request.body;
       // Known before the execute runs: a refusal before there is an execution (404, 429) is still logged with them.
@@ -137,29 +159,15 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext, serv
         requestId: request.id,
         log: request.log,
       };
-      let answer: ExecuteAnswer;
       if (prefersAsync(request.headers.prefer)) {
-        const accepted = await service.accept(call);
-        if (accepted.accepted) {
-          request.execution = { ...request.execution, execution_id: accepted.executionId };
+        return service.accept(call).then((accepted) => {
+          if (!accepted.accepted) return answered(request, reply, operation, accepted.answer);
+          request.execution = { integration_id: request.params.id, operation, execution_id: accepted.executionId };
           reply.code(202).headers(acceptedHeaders(accepted.executionId));
           return { success: true, data: { execution_id: accepted.executionId, status: 'queued' } };
-        }
-        answer = accepted.answer;
-      } else {
-        answer = await service.execute(call);
+        });
       }
-      request.reachedUpstream = answer.reachedUpstream;
-      request.errorCode = answer.errorCode;
-      request.execution = {
-        integration_id: request.params.id,
-        operation,
-        execution_id: answer.executionId,
-        connector: answer.connector,
-        upstream_ms: answer.upstreamMs,
-      };
-      reply.code(answer.status).header('server-timing', serverTiming(answer)).type('application/json; charset=utf-8');
-      return reply.send(typeof answer.body === 'string' ? answer.body : replyBody(request, reply, answer.body));
+      return service.execute(call).then((answer) => answered(request, reply, operation, answer));
     },
   );
 }
