@@ -27,7 +27,7 @@ export class ExecutionLog {
     this.#intervalMs = options.intervalMs ?? 50;
     this.#maxBatch = options.maxBatch ?? 200;
     // A text per batch size, 1 to maxBatch (a failed batch is written again one row at a time).
-    this.#inserts = new ExecutionInserts(db, this.#maxBatch);
+    this.#inserts = new ExecutionInserts(db, 2 * this.#maxBatch);
   }
 
   /** Hands one execution over; it is written within `intervalMs`. */

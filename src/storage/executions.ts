@@ -1,4 +1,4 @@
-import { CompiledQuery, type ExpressionBuilder, type Selectable, type UpdateObject } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Selectable, SqliteAdapter, type UpdateObject } from 'kysely';
 import { newId } from '../ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
@@ -114,8 +114,9 @@ const columns = [
 /**
  * The row as stored, its keys in `columns` order and none undefined. `error_message` can carry upstream text (a
  * GraphQL error, a fault string), which may hold a NUL that PostgreSQL's text refuses: it is stored as U+FFFD, the
- * same on both databases, so the call is recorded. `error_details` is stored as JSON text (where a NUL is the escape
- * `\u0000`, which both keep).
+ * same on both databases, so the call is recorded. Half a surrogate pair is stored as U+FFFD too, as binding it did
+ * already: PostgreSQL's jsonb would refuse its escape and fail the whole batch. `error_details` is stored as JSON text
+ * (where a NUL is the escape `\u0000`, which both keep).
  */
 function rowOf(tenantId: string, execution: Execution): ExecutionsTable {
   return {
@@ -127,7 +128,7 @@ function rowOf(tenantId: string, execution: Execution): ExecutionsTable {
     status: execution.status,
     http_status: execution.http_status ?? 0,
     error_code: execution.error_code ?? null,
-    error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
+    error_message: execution.error_message?.replaceAll('\u0000', '\ufffd').toWellFormed() ?? null,
     error_details: execution.error_details === null ? null : JSON.stringify(execution.error_details),
     message_count: execution.message_count,
     duration_ms: execution.duration_ms,
@@ -144,38 +145,76 @@ function rowOf(tenantId: string, execution: Execution): ExecutionsTable {
 }
 
 /**
- * Inserts executions rows, each batch in one statement. Kysely compiles the statement for a number of rows once; later
- * batches of that size bind their values to the same text. Compiling walks a tree of nodes for every value, about
- * 2 µs a row, a third of what a row cost on SQLite: the executions log writes one row per execute. At most `maxTexts`
- * sizes are kept (the executions log's batches are never larger than its `maxBatch`); others are compiled each time.
+ * The columns a synchronous call's row sets: the others (`mode` 'sync', `attempts` 1, no `result` and no expiry) are
+ * the columns' defaults. Binding fewer values is most of what a row costs on SQLite.
+ */
+const syncColumns = columns.filter(
+  (column) => column !== 'mode' && column !== 'attempts' && column !== 'result' && column !== 'result_expires_at',
+);
+
+/** The columns PostgreSQL reads as integers from a batch's JSON (`->>` gives text); the others are text. */
+const integerColumns: ReadonlySet<string> = new Set(['http_status', 'message_count', 'duration_ms', 'attempts']);
+
+/**
+ * PostgreSQL: a batch's rows as one JSON parameter, an array of arrays in `columns` order, read back in SQL. Binding
+ * 21 parameters a row cost the server more than this (pg writes each value into the message on its own). Not on
+ * SQLite: reading each value back out of JSON there cost three times what binding it did.
+ */
+const postgresBatchText = `insert into executions (${columns.join(', ')}) select ${columns
+  .map((column, i) => (integerColumns.has(column) ? `(r ->> ${i})::integer` : `r ->> ${i}`))
+  .join(', ')} from jsonb_array_elements($1::jsonb) as r`;
+
+/**
+ * Inserts executions rows, each batch in one statement: on PostgreSQL a batch's rows as one JSON parameter
+ * (`postgresBatchText`), otherwise (SQLite, a single row) with their values bound one by one, only `syncColumns` when
+ * every row is a synchronous call's. The statement's text is written here, not compiled by Kysely, which walked a
+ * tree of nodes for every value. The executions log writes a failed batch again row by row, so a row that JSON cannot
+ * carry as bound values would (jsonb refuses the escape of a NUL) still fails alone, as it did before.
  */
 export class ExecutionInserts {
   readonly #db: Db;
+  readonly #sqlite: boolean;
   readonly #maxTexts: number;
-  /** The statement's text by number of rows. */
-  readonly #texts = new Map<number, string>();
+  /** The bound statement's text by number of rows and columns. */
+  readonly #texts = new Map<string, string>();
 
   constructor(db: Db, maxTexts = 256) {
     this.#db = db;
+    this.#sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
     this.#maxTexts = maxTexts;
   }
 
   async insert(rows: ReadonlyArray<{ tenantId: string; execution: Execution }>): Promise<void> {
     if (rows.length === 0) return;
-    const values = rows.map(({ tenantId, execution }) => rowOf(tenantId, execution));
-    const text = this.#texts.get(values.length);
-    if (text === undefined) {
-      const compiled = this.#db.insertInto('executions').values(values).compile();
-      // Bound in `columns` order, row after row: what the cached text expects of later batches.
-      if (compiled.parameters.length === values.length * columns.length && this.#texts.size < this.#maxTexts) {
-        this.#texts.set(values.length, compiled.sql);
-      }
-      await this.#db.executeQuery(compiled);
+    if (!this.#sqlite && rows.length > 1) {
+      const values = rows.map(({ tenantId, execution }) => {
+        const row = rowOf(tenantId, execution);
+        return columns.map((column) => row[column]);
+      });
+      await this.#db.executeQuery(CompiledQuery.raw(postgresBatchText, [JSON.stringify(values)]));
       return;
     }
+    const sync = rows.every(({ execution }) => execution.mode === 'sync' && execution.attempts === 1);
+    const bound = sync ? syncColumns : columns;
     const parameters: unknown[] = [];
-    for (const row of values) for (const column of columns) parameters.push(row[column]);
-    await this.#db.executeQuery(CompiledQuery.raw(text, parameters));
+    for (const { tenantId, execution } of rows) {
+      const row = rowOf(tenantId, execution);
+      for (const column of bound) parameters.push(row[column]);
+    }
+    await this.#db.executeQuery(CompiledQuery.raw(this.#text(rows.length, bound), parameters));
+  }
+
+  #text(rowCount: number, bound: ReadonlyArray<string>): string {
+    const key = `${rowCount}:${bound.length}`;
+    let text = this.#texts.get(key);
+    if (text === undefined) {
+      let n = 0;
+      const placeholder = this.#sqlite ? () => '?' : () => `$${++n}`;
+      const tuples = Array.from({ length: rowCount }, () => `(${bound.map(placeholder).join(', ')})`);
+      text = `insert into executions (${bound.join(', ')}) values ${tuples.join(', ')}`;
+      if (this.#texts.size < this.#maxTexts) this.#texts.set(key, text);
+    }
+    return text;
   }
 }
 
