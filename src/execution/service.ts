@@ -290,16 +290,11 @@ export class ExecutionService {
       bound = this.#bind(call, stored, budget);
       await checkWithConnection(bound.definition, bound.connection, call.operation, call.fields);
     } catch (thrown) {
-      const outcome: Outcome = {
-        executionId,
-        connector: stored.connector,
-        result: undefined,
-        thrown,
-        reachedUpstream: false,
+      const outcome = failedBeforeRun(executionId, stored.connector, thrown, {
         upstreamMs: budget.upstreamMs,
         totalMs: performance.now() - started,
         secrets: bound?.redaction() ?? SecretMatcher.none,
-      };
+      });
       const reply = replyFor(outcome, call.requestId, call.log);
       this.#record(call, outcome, reply, startedAt, 'async');
       return { accepted: false, answer: answerOf(outcome, reply) };
@@ -371,20 +366,14 @@ export class ExecutionService {
     const claim = await claimExecution(storage.db, tenantId, executionId);
     const execution = claim.execution;
     if (!execution) return;
-    if (claim.claimed) this.#ctx.queueMetrics.executionStarted((Date.now() - Date.parse(execution.started_at)) / 1000);
-    if (!claim.claimed) {
+    if (claim.claimed) {
+      this.#ctx.queueMetrics.executionStarted((Date.now() - Date.parse(execution.started_at)) / 1000);
+    } else {
       if (execution.status !== 'running') return;
       if (!mayRunTwice(call.operation, call.fields)) {
-        const outcome: Outcome = {
-          executionId,
-          connector: execution.connector,
-          result: undefined,
-          thrown: new ApiError('upstream_outcome_unknown', undefined, { attempts: execution.attempts }),
-          reachedUpstream: true,
-          upstreamMs: 0,
-          totalMs: 0,
-          secrets: SecretMatcher.none,
-        };
+        const unknown = new ApiError('upstream_outcome_unknown', undefined, { attempts: execution.attempts });
+        // Its earlier run may have written: the record says so (reachedUpstream), as that run would have.
+        const outcome = { ...failedBeforeRun(executionId, execution.connector, unknown), reachedUpstream: true };
         await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
         return;
       }
@@ -392,21 +381,10 @@ export class ExecutionService {
       execution.attempts += 1;
     }
     const stored = await findIntegration(storage.db, tenantId, call.integrationId);
-    let outcome: Outcome;
-    if (!stored) {
-      outcome = {
-        executionId,
-        connector: execution.connector,
-        result: undefined,
-        thrown: new ApiError('not_found', `No integration ${call.integrationId}: it was deleted after the call was accepted.`),
-        reachedUpstream: false,
-        upstreamMs: 0,
-        totalMs: 0,
-        secrets: SecretMatcher.none,
-      };
-    } else {
-      outcome = await this.#run(call, stored, executionId, config.asyncDeadlineSeconds);
-    }
+    const deleted = `No integration ${call.integrationId}: it was deleted after the call was accepted.`;
+    const outcome = stored
+      ? await this.#run(call, stored, executionId, config.asyncDeadlineSeconds)
+      : failedBeforeRun(executionId, execution.connector, new ApiError('not_found', deleted));
     await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
   }
 
@@ -552,6 +530,19 @@ export class ExecutionService {
       (thrown: unknown) => outcome(undefined, thrown),
     );
   }
+}
+
+/**
+ * The outcome of an execution that failed before its run sent anything: refused when accepted, its integration gone,
+ * or cut short by its process (the caller then says the write may have reached the upstream).
+ */
+function failedBeforeRun(
+  executionId: string,
+  connector: string,
+  thrown: unknown,
+  spent: Pick<Outcome, 'upstreamMs' | 'totalMs' | 'secrets'> = { upstreamMs: 0, totalMs: 0, secrets: SecretMatcher.none },
+): Outcome {
+  return { executionId, connector, result: undefined, thrown, reachedUpstream: false, ...spent };
 }
 
 /** What an execution's record says of how it ended: the reply's status, code, message and details, and its time. */

@@ -74,18 +74,6 @@ function fromRow(row: Selectable<ExecutionsTable>): Execution {
   };
 }
 
-/** The columns as stored: a NUL in upstream text as U+FFFD, details as JSON text, no status yet as 0. */
-function toRow(tenantId: string, execution: Execution, result: ResultColumns = { result: null, result_expires_at: null }) {
-  return {
-    tenant_id: tenantId,
-    ...execution,
-    http_status: execution.http_status ?? 0,
-    error_message: execution.error_message?.replaceAll('\u0000', '\ufffd') ?? null,
-    error_details: execution.error_details === null ? null : JSON.stringify(execution.error_details),
-    ...result,
-  };
-}
-
 /** Every column of a row, in the order an insert binds their values. */
 const columns = [
   'id',
@@ -112,13 +100,14 @@ const columns = [
 ] as const satisfies ReadonlyArray<keyof ExecutionsTable>;
 
 /**
- * The row as stored, its keys in `columns` order and none undefined. `error_message` can carry upstream text (a
+ * The row as stored, its keys in `columns` order and none undefined, with `kept` (an async call's answer) or none.
+ * Every write of a row goes through here (the log's batches, a queued execution, its end). `error_message` can carry upstream text (a
  * GraphQL error, a fault string), which may hold a NUL that PostgreSQL's text refuses: it is stored as U+FFFD, the
  * same on both databases, so the call is recorded. Half a surrogate pair is stored as U+FFFD too, as binding it did
  * already: PostgreSQL's jsonb would refuse its escape and fail the whole batch. `error_details` is stored as JSON text
  * (where a NUL is the escape `\u0000`, which both keep).
  */
-function rowOf(tenantId: string, execution: Execution): ExecutionsTable {
+function rowOf(tenantId: string, execution: Execution, kept: ResultColumns = noResult): ExecutionsTable {
   return {
     id: execution.id,
     tenant_id: tenantId,
@@ -139,10 +128,13 @@ function rowOf(tenantId: string, execution: Execution): ExecutionsTable {
     mode: execution.mode,
     attempts: execution.attempts,
     finished_at: execution.finished_at,
-    result: null,
-    result_expires_at: null,
+    result: kept.result,
+    result_expires_at: kept.result_expires_at,
   };
 }
+
+/** A row without an answer kept: every synchronous call's, and an async one's until it ends. */
+const noResult: ResultColumns = { result: null, result_expires_at: null };
 
 /**
  * The columns a synchronous call's row sets: the others (`mode` 'sync', `attempts` 1, no `result` and no expiry) are
@@ -249,7 +241,7 @@ export async function findExecution(
 
 /** Stores an async execution, queued, within `db` (the transaction that also adds its job). */
 export async function insertQueuedExecution(db: Db, tenantId: string, execution: Execution): Promise<void> {
-  await db.insertInto('executions').values(toRow(tenantId, execution)).execute();
+  await db.insertInto('executions').values(rowOf(tenantId, execution)).execute();
 }
 
 /**
@@ -313,17 +305,24 @@ export async function reclaimExecution(db: Db, tenantId: string, id: string, att
 }
 
 /** Ends a running execution with its outcome and answer; false when it was not running (nothing changed). */
-export async function finishExecution(db: Db, tenantId: string, execution: Execution, result: ResultColumns): Promise<boolean> {
-  const { id, status, http_status, error_code, error_message, error_details, message_count, duration_ms, finished_at } = toRow(
-    tenantId,
-    execution,
-    result,
-  );
+export async function finishExecution(db: Db, tenantId: string, execution: Execution, kept: ResultColumns): Promise<boolean> {
+  const ended = rowOf(tenantId, execution, kept);
   const updated = await db
     .updateTable('executions')
-    .set({ status, http_status, error_code, error_message, error_details, message_count, duration_ms, finished_at, ...result })
+    .set({
+      status: ended.status,
+      http_status: ended.http_status,
+      error_code: ended.error_code,
+      error_message: ended.error_message,
+      error_details: ended.error_details,
+      message_count: ended.message_count,
+      duration_ms: ended.duration_ms,
+      finished_at: ended.finished_at,
+      result: ended.result,
+      result_expires_at: ended.result_expires_at,
+    })
     .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
+    .where('id', '=', ended.id)
     .where('status', '=', 'running')
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
