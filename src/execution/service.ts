@@ -393,7 +393,7 @@ export class ExecutionService {
     let delivering = false;
     const { canceled, execution } = await this.#ctx.storage.db.transaction().execute(async (trx) => {
       const ended = await cancelExecution(trx, tenantId, executionId, nowIso());
-      if (ended.canceled && ended.execution) delivering = await this.#storeEvent(trx, tenantId, ended.execution, null);
+      if (ended.canceled && ended.execution) delivering = await this.#storeEvent(trx, tenantId, ended.execution, () => null);
       return ended;
     });
     if (delivering) this.#queue.committed('webhook-deliveries');
@@ -405,11 +405,14 @@ export class ExecutionService {
     return execution;
   }
 
-  /** The event of an async end, within the transaction that stores that end (docs/async.md#webhooks). */
-  #storeEvent(trx: Db, tenantId: string, execution: Execution, result: unknown): Promise<boolean> {
+  /**
+   * The event of an async end, within the transaction that stores that end (docs/async.md#webhooks). The answer is read
+   * back into a value (`result()`) only for a tenant with endpoints.
+   */
+  #storeEvent(trx: Db, tenantId: string, execution: Execution, result: () => unknown): Promise<boolean> {
     const events = this.#ctx.events;
     if (!eventTypeOf(execution) || !events.wanted(tenantId)) return Promise.resolve(false);
-    return events.storeWithin(trx, tenantId, execution, result);
+    return events.storeWithin(trx, tenantId, execution, result());
   }
 
   async #finish(call: ExecuteCall, execution: Execution, outcome: Outcome, reply: Reply): Promise<void> {
@@ -422,7 +425,7 @@ export class ExecutionService {
     let delivering = false;
     await storage.db.transaction().execute(async (trx) => {
       const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
-      if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, JSON.parse(text));
+      if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text));
     });
     if (delivering) this.#queue.committed('webhook-deliveries');
   }
