@@ -27,15 +27,32 @@ process.on('exit', () => {
 });
 
 /**
+ * The Node flags the service runs with (package.json's `start` script, the same as bin/interchange.js's shebang):
+ * Interchange's processes in the bench run with them, so that it measures the service as it is shipped.
+ */
+export const serviceNodeFlags: string[] = (() => {
+  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const flags = /^node (.*?) ?bin\/interchange\.js serve$/.exec(manifest.scripts.start)?.[1];
+  if (flags === undefined) throw new Error(`package.json's start script is not "node [flags] bin/interchange.js serve"`);
+  return flags === '' ? [] : flags.split(' ');
+})();
+
+/** The scripts that run Interchange itself (not a baseline): they get serviceNodeFlags. */
+const serviceScript = /(servers\/interchange\.ts|bin\/interchange\.js)$/;
+
+/**
  * The compile cache bin/interchange.js uses, given to every child: the TypeScript servers of the bench then run, as
  * the service does, without the type stripper in memory (once the cache holds them).
  */
 const compileCache = join(import.meta.dirname, '../node_modules/.cache/interchange');
 
-/** Runs `node script …args` with the Node that runs the bench and `env`, its output captured. */
+/** Runs `node script …args` with the Node that runs the bench and `env` (and serviceNodeFlags for Interchange's own scripts), its output captured. */
 export function spawnNode(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Child {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !serviceVariable.test(name)));
-  const child = spawn(process.execPath, [script, ...args], {
+  const flags = serviceScript.test(script) ? serviceNodeFlags : [];
+  const child = spawn(process.execPath, [...flags, script, ...args], {
     env: { NODE_COMPILE_CACHE: compileCache, ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
