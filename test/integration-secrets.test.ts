@@ -8,6 +8,9 @@ import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
+/** How an integration shows `retry` and `max_concurrency` when neither is set. */
+const unsetResilience = { retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 }, max_concurrency: null };
+
 /**
  * docs/security.md#secrets-follow-their-origin: a secret goes only where its owner sent it. A key that may only write integrations must not be able to
  * point one at its own host and have the stored secret delivered there on the next execute; credentials in URLs are
@@ -123,7 +126,14 @@ describe('integration secrets follow the origin they were sent with', () => {
     assert.ok(!refused.body.includes('tok-A'));
     // Nothing was written: the old config, and the next execute goes to A with A's token.
     assert.deepEqual(await configOf('gql'), before);
-    assert.deepEqual(before, { base_url: `${a.url}/api`, timeout_seconds: 30, token_set: true, auth: null, tls: null });
+    assert.deepEqual(before, {
+      base_url: `${a.url}/api`,
+      timeout_seconds: 30,
+      token_set: true,
+      auth: null,
+      tls: null,
+      ...unsetResilience,
+    });
     const atA = a.seen.length;
     await execute('gql', { operation: 'test' });
     assert.deepEqual(authorizations(a, atA), ['Bearer tok-A']);
@@ -232,6 +242,7 @@ describe('integration secrets follow the origin they were sent with', () => {
         token_set: true,
         auth: null,
         tls: null,
+        ...unsetResilience,
       });
     }
     for (const url of ['http://crm.example.com', 'https://crm.example.com:8443', 'https://api.crm.example.com']) {
@@ -283,6 +294,7 @@ describe('integration secrets follow the origin they were sent with', () => {
       token_set: false,
       auth: null,
       tls: null,
+      ...unsetResilience,
     });
     // A SOAP integration with a header name but no value has nothing to protect.
     await created(put('free-soap', 'soap-1.0.0', { endpoint_url: a.url, auth_header: 'Authorization' }));

@@ -32,6 +32,8 @@ describe('integrations', () => {
       token_set: true,
       auth: null,
       tls: null,
+      retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
+      max_concurrency: null,
     });
     assert.equal(data.id, 'crm');
     assert.equal(data.name, 'CRM');
@@ -40,7 +42,7 @@ describe('integrations', () => {
 
     const replaced = await put(acme, 'crm', {
       connector: 'graphql-1.0.0',
-      config: { base_url: 'https://crm.example.com/v2', timeout_seconds: 5 },
+      config: { base_url: 'https://crm.example.com/v2', timeout_seconds: 5, retry: { max_attempts: 5 }, max_concurrency: 4 },
     });
     assert.equal(replaced.statusCode, 200);
     // A secret left out of a PUT is cleared; a name left out becomes the id.
@@ -50,6 +52,9 @@ describe('integrations', () => {
       token_set: false,
       auth: null,
       tls: null,
+      // Each retry field left out runs at its default, and is shown so.
+      retry: { max_attempts: 5, base_delay_ms: 200, max_delay_ms: 10_000 },
+      max_concurrency: 4,
     });
     assert.equal(body(replaced).data.name, 'crm');
   });
@@ -67,6 +72,8 @@ describe('integrations', () => {
       token_set: true,
       auth: null,
       tls: null,
+      retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
+      max_concurrency: null,
     });
     const cleared = await h.call(acme, {
       method: 'PATCH',
@@ -80,7 +87,15 @@ describe('integrations', () => {
       url: '/api/v1/integrations/patchy',
       payload: { config: { token: null, base_url: null } },
     });
-    assert.deepEqual(body(nulled).data.config, { base_url: null, timeout_seconds: 12, token_set: false, auth: null, tls: null });
+    assert.deepEqual(body(nulled).data.config, {
+      base_url: null,
+      timeout_seconds: 12,
+      token_set: false,
+      auth: null,
+      tls: null,
+      retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
+      max_concurrency: null,
+    });
     const missing = await h.call(acme, { method: 'PATCH', url: '/api/v1/integrations/nope', payload: { name: 'x' } });
     assert.equal(missing.statusCode, 404);
   });
@@ -136,6 +151,43 @@ describe('integrations', () => {
     const missingConnector = await put(acme, 'x', { config: {} });
     assert.equal(body(missingConnector).error.details.issues[0].path, 'connector');
     assert.equal((await h.call(acme, { method: 'GET', url: '/api/v1/integrations/x' })).statusCode, 404, 'nothing half-written');
+  });
+
+  test('retry and max_concurrency: ranges checked on both connectors, PATCH merges retry field by field', async () => {
+    const issuesOf = async (connector: string, config: object) =>
+      body(await put(acme, 'r', { connector, config }))
+        .error?.details.issues.map((i: { path: string }) => i.path)
+        .sort();
+    for (const connector of ['graphql-1.0.0', 'soap-1.0.0']) {
+      assert.deepEqual(await issuesOf(connector, { retry: { max_attempts: 0 }, max_concurrency: 0 }), [
+        'config.max_concurrency',
+        'config.retry.max_attempts',
+      ]);
+      assert.deepEqual(await issuesOf(connector, { retry: { max_attempts: 11, jitter: true }, max_concurrency: 1001 }), [
+        'config.max_concurrency',
+        'config.retry.jitter',
+        'config.retry.max_attempts',
+      ]);
+      // What one schema cannot say: a ceiling under the base, with a field left at its default counted.
+      assert.deepEqual(await issuesOf(connector, { retry: { base_delay_ms: 20_000 } }), ['config.retry.max_delay_ms']);
+    }
+    assert.equal((await h.call(acme, { method: 'GET', url: '/api/v1/integrations/r' })).statusCode, 404, 'nothing written');
+
+    await put(acme, 'r', { connector: 'graphql-1.0.0', config: { retry: { max_attempts: 5, base_delay_ms: 1 } } });
+    const patched = await h.call(acme, {
+      method: 'PATCH',
+      url: '/api/v1/integrations/r',
+      payload: { config: { retry: { max_delay_ms: 50 }, max_concurrency: 2 } },
+    });
+    assert.deepEqual(body(patched).data.config.retry, { max_attempts: 5, base_delay_ms: 1, max_delay_ms: 50 });
+    assert.equal(body(patched).data.config.max_concurrency, 2);
+    const cleared = await h.call(acme, {
+      method: 'PATCH',
+      url: '/api/v1/integrations/r',
+      payload: { config: { retry: null, max_concurrency: null } },
+    });
+    assert.deepEqual(body(cleared).data.config.retry, { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 });
+    assert.equal(body(cleared).data.config.max_concurrency, null);
   });
 
   test('ids travel as one URL-encoded segment: slashes, spaces and non-ASCII round-trip', async () => {

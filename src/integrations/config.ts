@@ -7,6 +7,7 @@ import { type WsSecurityOptions, wsSecurityProblems } from '../credentials/ws-se
 import { signatureCertificateView, wsSecuritySecretPaths } from '../credentials/ws-security-config.ts';
 import { type ValidationIssue, validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
+import { resilienceProblems, retryView } from '../resilience/config.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { IntegrationWrite, StoredIntegration } from '../storage/integrations.ts';
 
@@ -142,6 +143,7 @@ export function applyConfigWrite(
     ...credentialProblems(definition, config, secrets),
     ...tlsConfigProblems(config, open),
     ...wsSecurityConfigProblems(config, open),
+    ...resilienceProblems(config),
   ];
   if (issues.length > 0) throw validationFailed(issues);
   return { config, secrets };
@@ -244,6 +246,8 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
   const config: Config = {};
   for (const field of Object.keys(definition?.configProperties ?? stored.config)) {
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
+    // The retry settings the integration runs with, defaults included: what a person checks when calls are retried.
+    else if (field === 'retry') config.retry = retryView(stored.config);
     else if (field === 'tls' && isObject(stored.config.tls)) {
       config.tls = tlsView(stored.config.tls, (path) => path in stored.secrets);
     } else if (isObject(stored.config[field]))

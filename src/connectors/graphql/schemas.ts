@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
 import { tlsSchema } from '../../credentials/tls-config.ts';
+import { resilienceConfigProperties } from '../../resilience/config.ts';
 
 /** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */
 
@@ -46,6 +47,7 @@ export const configProperties = {
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 3600 },
   auth: authSchema,
   tls: tlsSchema,
+  ...resilienceConfigProperties,
 } as const;
 
 /** The fields of a send and a receive, as their schemas validated them. */

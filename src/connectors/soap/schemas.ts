@@ -2,6 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
 import { tlsSchema } from '../../credentials/tls-config.ts';
 import { wsSecuritySchema } from '../../credentials/ws-security-config.ts';
+import { resilienceConfigProperties } from '../../resilience/config.ts';
 
 /** The SOAP connector's config and request fields (docs/api.md#soap-configuration, docs/execute.md#soap-send-and-receive). */
 
@@ -20,6 +21,7 @@ export const configProperties = {
   auth: authSchema,
   tls: tlsSchema,
   ws_security: wsSecuritySchema,
+  ...resilienceConfigProperties,
 } as const;
 
 export const callSchema = {
