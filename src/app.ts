@@ -268,7 +268,7 @@ async function assemble(
   const queue: JobQueue =
     storage.kind === 'postgres'
       ? // pg-boss is loaded only on PostgreSQL: the embedded default does without it (as without pg and ioredis).
-        new (await import('./queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, app.log, queueSettings)
+        new (await import('./queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, storage.db, app.log, queueSettings)
       : new EmbeddedQueue(storage.db, app.log, queueSettings);
   await queue.start();
   const guard = new AuthFailureGuard(config.authFailureLimit, stores);

@@ -31,6 +31,10 @@ export const errorCatalogue = {
     502,
     'The run was cut short after its request may have reached the upstream; whether the upstream applied it is unknown, and it was not sent again.',
   ],
+  upstream_circuit_open: [
+    503,
+    'Recent calls to this integration failed one after another, so calls fail at once for a while; retry after the time in Retry-After.',
+  ],
   upstream_auth_failed: [502, "The upstream's OAuth2 token endpoint refused the client credentials or gave no usable token."],
   idempotency_key_reused: [422, 'This Idempotency-Key was used with a different request.'],
   payload_too_large: [413, 'The request body is too large.'],

@@ -42,7 +42,7 @@ async function emitCanceled(io: CliIo, storage: Storage, config: Config, tenantI
   const settings = { heartbeatSeconds: config.workerHeartbeatSeconds, retryLimit: 10 };
   const queue: JobQueue =
     storage.kind === 'postgres'
-      ? new (await import('../queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, queueLog(io), settings)
+      ? new (await import('../queue/pg-boss-queue.ts')).PgBossQueue(config.databaseUrl, storage.db, queueLog(io), settings)
       : new (await import('../queue/embedded-queue.ts')).EmbeddedQueue(storage.db, queueLog(io), settings);
   await queue.start();
   try {

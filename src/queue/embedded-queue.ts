@@ -146,8 +146,14 @@ export class EmbeddedQueue implements JobQueue {
 
   async #run<T>(job: JobRow, handler: JobHandler<T>): Promise<void> {
     try {
-      await handler({ id: job.id, data: JSON.parse(job.data) as T, retryCount: Number(job.retry_count) });
-      await sql`delete from ix_jobs where id = ${job.id}`.execute(this.#db);
+      const result = await handler({ id: job.id, data: JSON.parse(job.data) as T, retryCount: Number(job.retry_count) });
+      if (result) {
+        // Deferred: waiting again, the same job, its retries untouched.
+        const startAfter = new Date(Date.now() + result.deferMs).toISOString();
+        await sql`update ix_jobs set state = 'created', start_after = ${startAfter} where id = ${job.id}`.execute(this.#db);
+      } else {
+        await sql`delete from ix_jobs where id = ${job.id}`.execute(this.#db);
+      }
     } catch (error) {
       const retry = Number(job.retry_count) + 1;
       const giveUp = retry > this.#settings.retryLimit;

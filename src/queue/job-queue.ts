@@ -22,7 +22,16 @@ export interface SendOptions {
   db?: Db;
 }
 
-export type JobHandler<T> = (job: QueueJob<T>) => Promise<void>;
+/**
+ * What a handler may resolve with instead of nothing: "not now". The job is not finished: it waits `deferMs` and is
+ * run again, as the same job, without counting as a retry (an async execution waiting for a free slot of its
+ * integration, docs/resilience.md#concurrency).
+ */
+export interface Deferral {
+  deferMs: number;
+}
+
+export type JobHandler<T> = (job: QueueJob<T>) => Promise<void | Deferral>;
 
 /**
  * A durable job queue, the one interface over two implementations (docs/async.md#the-queue):
@@ -30,7 +39,9 @@ export type JobHandler<T> = (job: QueueJob<T>) => Promise<void>;
  * - on SQLite, a queue embedded in the process, in the same database file (src/queue/embedded-queue.ts).
  *
  * Both promise the same: a job added is kept until a handler finishes it; each job runs on one worker at a time; a
- * handler that resolves finishes the job; one that throws is run again later (growing delays, a bounded number of
+ * handler that resolves finishes the job, unless it resolves with a `Deferral`: then the job waits and runs again,
+ * never twice at once and never lost (on pg-boss a deferred job is finished and sent again in one transaction, so
+ * its id changes; its data does not); one that throws is run again later (growing delays, a bounded number of
  * times); a job whose worker stopped beating (its process died) is run again after `heartbeatSeconds`, with its
  * `retryCount` raised. So a job runs at least once; handlers make it exactly once where that matters (the
  * execution's row is claimed in one conditional update).

@@ -28,8 +28,12 @@ export class PgBossQueue implements JobQueue {
   readonly #boss: PgBoss;
   readonly #settings: QueueSettings;
 
-  constructor(databaseUrl: string, log: FastifyBaseLogger, settings: QueueSettings) {
+  readonly #db: Db;
+
+  /** `db`, the service's own connection to the same database: a deferred job is finished and sent again in its transaction. */
+  constructor(databaseUrl: string, db: Db, log: FastifyBaseLogger, settings: QueueSettings) {
     this.#settings = settings;
+    this.#db = db;
     this.#boss = new PgBoss({
       connectionString: databaseUrl,
       max: 4,
@@ -87,12 +91,27 @@ export class PgBossQueue implements JobQueue {
       let workerId: string | undefined;
       workerId = await this.#boss.work<T>(queue, options, async (jobs) => {
         try {
-          for (const job of jobs) await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+          for (const job of jobs) {
+            const result = await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+            if (result) await this.#defer(queue, job, result.deferMs);
+          }
         } finally {
           if (workerId !== undefined) this.#boss.notifyWorker(workerId);
         }
       });
     }
+  }
+
+  /**
+   * A deferred job: pg-boss cannot put an active job back without counting a retry, so the job is finished and the
+   * same data sent again to start after `deferMs`, both in one transaction: there is never none and never two. (pg-boss
+   * then finds the job already finished, and leaves it so.)
+   */
+  async #defer<T>(queue: QueueName, job: { id: string; data: T }, deferMs: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await this.#boss.send(queue, job.data as object, { startAfter: new Date(Date.now() + deferMs), db: within(trx) });
+      await this.#boss.complete(queue, job.id, null, { db: within(trx) });
+    });
   }
 
   /** pg-boss's monitor counts each queue every `heartbeatSeconds`: read from there, not counted on every scrape. */
