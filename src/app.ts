@@ -365,7 +365,9 @@ async function assemble(
   // heartbeat stops (docs/async.md#exactly-once).
   if (config.worker) {
     await queue.work<ExecutionJob>('executions', config.workerConcurrency, (job) => executionService.runJob(job, app.log));
-    await queue.work<DeliveryJob>('webhook-deliveries', config.workerConcurrency, (job) => deliverer.run(job));
+    await queue.work<DeliveryJob>('webhook-deliveries', config.workerConcurrency, (job) =>
+      deliverer.run(job).then(() => undefined),
+    );
   }
   // Async answers kept past IX_RESULT_RETENTION_HOURS are dropped (GET /executions/{id} already hides them).
   const resultSweep = setInterval(

@@ -22,7 +22,7 @@ import type { IntegrationDispatchers } from '../egress/integration-dispatchers.t
 import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
-import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
+import type { Deferral, JobQueue, QueueJob } from '../queue/job-queue.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
@@ -349,7 +349,7 @@ export class ExecutionService {
    * - its answer is kept as `result` for IX_RESULT_RETENTION_HOURS, and its event goes to the webhooks.
    * It throws only when storage fails, and the queue runs it again.
    */
-  async runJob(job: QueueJob<ExecutionJob>, log: FastifyBaseLogger): Promise<void> {
+  async runJob(job: QueueJob<ExecutionJob>, log: FastifyBaseLogger): Promise<Deferral | undefined> {
     const { tenant_id: tenantId, execution_id: executionId } = job.data;
     const { storage, masterKey, config } = this.#ctx;
     const request = JSON.parse(decryptSecret(masterKey, job.data.sealed, sealContext(tenantId, executionId))) as SealedRequest;

@@ -31,7 +31,7 @@ export interface Deferral {
   deferMs: number;
 }
 
-export type JobHandler<T> = (job: QueueJob<T>) => Promise<void | Deferral>;
+export type JobHandler<T> = (job: QueueJob<T>) => Promise<Deferral | undefined>;
 
 /**
  * A durable job queue, the one interface over two implementations (docs/async.md#the-queue):
