@@ -90,11 +90,14 @@ for (const store of stores) {
     };
     let breakers: CircuitBreakers;
 
-    async function fail(key: string, times: number, everyMs = 0): Promise<void> {
+    /** Records `times` failures; whether each one opened the breaker. */
+    async function fail(key: string, times: number, everyMs = 0): Promise<boolean[]> {
+      const opened: boolean[] = [];
       for (let i = 0; i < times; i++) {
         if (i > 0) later(everyMs);
-        await breakers.record(key, { success: false, trial: false });
+        opened.push(await breakers.record(key, { success: false, trial: false }));
       }
+      return opened;
     }
 
     it('closed: calls are admitted, not as trials', async () => {
@@ -106,12 +109,13 @@ for (const store of stores) {
 
     it('five failures in a row open it; four do not', async () => {
       const key = freshKey();
-      await fail(key, 4, 1000);
+      assert.deepEqual(await fail(key, 4, 1000), [false, false, false, false]);
       assert.equal(await breakers.state(key), 'closed');
       assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
       later(1000);
-      await fail(key, 1);
+      assert.deepEqual(await fail(key, 1), [true], 'the fifth failure is the one that opens it');
       assert.equal(await breakers.state(key), 'open');
+      assert.deepEqual(await fail(key, 1), [false], 'a failure reported while open opens nothing');
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 30 });
     });
 
@@ -194,7 +198,7 @@ for (const store of stores) {
       later(30_000);
       await breakers.admit(key);
       later(2_000);
-      await breakers.record(key, { success: false, trial: true });
+      assert.equal(await breakers.record(key, { success: false, trial: true }), true, 'a failed trial opens it again');
       assert.equal(await breakers.state(key), 'open');
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 30 });
       later(30_000);

@@ -199,7 +199,7 @@ describe('retryDecision', () => {
     assert.deepEqual(retryDecision(attempt({ kind: 'final', surelyNotSent: true })), { retry: false, why: 'not_retryable' });
   });
 
-  test('a send: dns and refused when surely not sent; 429 and 503 always (refused by the upstream)', () => {
+  test('a send: dns and refused when surely not sent; 429 and 503 never (the request arrived)', () => {
     const send = (kind: FailureKind, surelyNotSent: boolean) => attempt({ kind, operationChangesNothing: false, surelyNotSent });
     assert.equal(retried(send('dns', true)), true);
     assert.equal(retried(send('refused', true)), true);
@@ -208,8 +208,9 @@ describe('retryDecision', () => {
       { retry: false, why: 'send_not_retried' },
       'the transport has the last word',
     );
-    assert.equal(retried(send('throttled', false)), true);
-    assert.equal(retried(send('unavailable', false)), true);
+    for (const kind of ['throttled', 'unavailable'] as const) {
+      assert.deepEqual(retryDecision(send(kind, false)), { retry: false, why: 'send_not_retried' }, kind);
+    }
   });
 
   test('a send: timeouts, resets, 502 and 504 never, even when the request surely never left', () => {

@@ -72,7 +72,10 @@ redis.call('PEXPIRE', KEYS[1], expires - now)
 return {1, 1}
 `;
 
-/** ARGV: now, success (0|1), trial (0|1), failureThreshold, failureWindowMs, openMs, halfOpenKeepMs. */
+/**
+ * ARGV: now, success (0|1), trial (0|1), failureThreshold, failureWindowMs, openMs, halfOpenKeepMs. Returns 2 when the
+ * outcome opened the breaker, else 1 (recorded) or 0 (not counted).
+ */
 const recordScript = `${prelude}
 local now = clock(ARGV[1])
 local success, trial = ARGV[2] == '1', ARGV[3] == '1'
@@ -80,8 +83,9 @@ local threshold, window, openMs, keepMs = tonumber(ARGV[4]), tonumber(ARGV[5]), 
 local s = load(KEYS[1], now)
 if s and s.o then
   if not trial then return 0 end
-  if success then redis.call('DEL', KEYS[1]) else open(KEYS[1], now, openMs, keepMs) end
-  return 1
+  if success then redis.call('DEL', KEYS[1]) return 1 end
+  open(KEYS[1], now, openMs, keepMs)
+  return 2
 end
 if success then
   if s then redis.call('DEL', KEYS[1]) end
@@ -92,7 +96,7 @@ for at in string.gmatch(s and s.f or '', '[^,]+') do
   if tonumber(at) >= now - window then table.insert(failures, at) end
 end
 table.insert(failures, ms(now))
-if #failures >= threshold then open(KEYS[1], now, openMs, keepMs) return 1 end
+if #failures >= threshold then open(KEYS[1], now, openMs, keepMs) return 2 end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'f', table.concat(failures, ','), 'e', ms(now + window))
 redis.call('PEXPIRE', KEYS[1], window)
@@ -182,11 +186,11 @@ export class RedisBreakers implements CircuitBreakers {
     );
   }
 
-  record(key: string, outcome: CallOutcome): Promise<void> {
+  record(key: string, outcome: CallOutcome): Promise<boolean> {
     const { failureThreshold, failureWindowMs, openMs, halfOpenKeepMs } = this.settings;
     return this.#shared(
       async () => {
-        await scripts.record.run(this.#client, this.#key(key), [
+        const result = await scripts.record.run(this.#client, this.#key(key), [
           this.#clock(),
           outcome.success ? 1 : 0,
           outcome.trial ? 1 : 0,
@@ -195,6 +199,7 @@ export class RedisBreakers implements CircuitBreakers {
           openMs,
           halfOpenKeepMs,
         ]);
+        return result === 2;
       },
       () => this.#fallback.recordNow(key, outcome),
     );

@@ -41,7 +41,8 @@ export interface CallOutcome {
 export interface CircuitBreakers {
   /** Whether a call may go ahead now. An admitted call must be `record`ed once it ended. */
   admit(key: string): Promise<Admission>;
-  record(key: string, outcome: CallOutcome): Promise<void>;
+  /** Resolves true when this outcome opened the breaker (the openings metric). */
+  record(key: string, outcome: CallOutcome): Promise<boolean>;
   /** What `test` reports as `details.circuit`; it changes nothing. */
   state(key: string): Promise<CircuitState>;
   /** Drops the key's state: its integration changed or was deleted. */
@@ -187,8 +188,8 @@ export class MemoryBreakers implements CircuitBreakers {
     return this.admitNow(key);
   }
 
-  async record(key: string, outcome: CallOutcome): Promise<void> {
-    this.recordNow(key, outcome);
+  async record(key: string, outcome: CallOutcome): Promise<boolean> {
+    return this.recordNow(key, outcome);
   }
 
   async state(key: string): Promise<CircuitState> {
@@ -208,11 +209,14 @@ export class MemoryBreakers implements CircuitBreakers {
     return admission;
   }
 
-  recordNow(key: string, outcome: CallOutcome): void {
+  /** Whether the outcome opened the breaker. */
+  recordNow(key: string, outcome: CallOutcome): boolean {
     const now = this.#now();
     const before = this.#read(key, now);
     const entry = recorded(before, outcome, now, this.settings);
-    if (entry !== before) this.#write(key, entry);
+    if (entry === before) return false;
+    this.#write(key, entry);
+    return entry?.openUntil === now + this.settings.openMs;
   }
 
   stateNow(key: string): CircuitState {

@@ -210,7 +210,7 @@ export type RetryDecision =
       readonly why: 'not_retryable' | 'send_not_retried' | 'attempts_exhausted' | 'deadline';
     };
 
-/** Kinds retried for every operation (for a `send`, see retryDecision). */
+/** Kinds retried for every operation that changes nothing upstream, and the first two for a `send` (see retryDecision). */
 const retriedForAll = new Set<FailureKind>(['dns', 'refused', 'throttled', 'unavailable']);
 /** Kinds retried only for an operation that changes nothing upstream. */
 const retriedForReads = new Set<FailureKind>(['timeout', 'reset', 'bad_gateway', 'gateway_timeout']);
@@ -223,11 +223,10 @@ const retriedForReads = new Set<FailureKind>(['timeout', 'reset', 'bad_gateway',
  * surely never reached the upstream" then narrows what a `send` may retry; this is how that sentence is read:
  * - `dns`/`refused` (no connection was made): retried when the transport confirms no byte left (`surelyNotSent`,
  *   sent-tracking.ts). They always have it; asking anyway means a misnamed failure can never send a write twice.
- * - `429`/`503`: retried although the request arrived, because §14 lists them among the failures retried for every
- *   operation, and both say the server refused the request without acting on it (RFC 6585 §4: "too many requests";
- *   RFC 9110 §15.6.4: "currently unable to handle the request"): the request never reached what would apply it,
- *   which is what "reached" has to mean for a write to be safe to repeat. A 503 is the weaker promise of the two (a
- *   gateway that gave up on a busy origin may say 503); §14 accepts that by naming it.
+ * - `429`/`503`: not retried for a `send`. The request arrived: an answer came back. Both statuses say the server
+ *   refused it without acting on it (RFC 6585 §4, RFC 9110 §15.6.4), but that is the upstream's word, and a 503 may
+ *   come from a gateway that gave up on an origin already working on it. Issue 21 asks that "surely never reached"
+ *   be decided from the transport, not from codes; a write that may be applied twice is the worse failure.
  * - timeouts, resets, `502`/`504`: never retried for a `send`, even when `surelyNotSent` (a deadline that fired
  *   while connecting): §14 lists them for operations that change nothing only.
  *
@@ -242,9 +241,9 @@ export function retryDecision(failed: FailedAttempt): RetryDecision {
   const { kind } = failed;
   const forAll = retriedForAll.has(kind);
   if (!forAll && !retriedForReads.has(kind)) return { retry: false, why: 'not_retryable' };
-  if (!failed.operationChangesNothing) {
-    if (!forAll) return { retry: false, why: 'send_not_retried' };
-    if ((kind === 'dns' || kind === 'refused') && !failed.surelyNotSent) return { retry: false, why: 'send_not_retried' };
+  // A send: only a connection that could not be made, and only when the transport confirms no byte left.
+  if (!failed.operationChangesNothing && !((kind === 'dns' || kind === 'refused') && failed.surelyNotSent)) {
+    return { retry: false, why: 'send_not_retried' };
   }
   if (failed.attempt >= failed.settings.maxAttempts) return { retry: false, why: 'attempts_exhausted' };
   const delayMs = Math.max(backoffDelayMs(failed.attempt, failed.settings, failed.random), failed.retryAfterMs ?? 0);

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.ts';
+import type { FailureKind, RetrySettings } from '../resilience/retry.ts';
 
 /**
  * What one execute may spend upstream, all its requests together (pages, batch entries, sync parts,
@@ -51,6 +52,43 @@ export class ExecuteBudget {
    * this tenant's turn of the event loop (FairTurns). Without one, never waits.
    */
   takeTurn: () => Promise<void> | undefined = () => undefined;
+
+  /**
+   * How a failed upstream request of this execute is tried again (the integration's `config.retry`, docs/resilience.md);
+   * undefined: never. Set by the execution service.
+   */
+  retry: RetrySettings | undefined = undefined;
+
+  /** Upstream requests tried again so far, all of this execute's requests together. */
+  retries = 0;
+
+  /** Told of each retry, by the kind of failure it follows (the retries metric). */
+  onRetry: (kind: FailureKind) => void = () => {};
+
+  /** The execute's attempts as answers and records give them (`attempts`): the first try and every retry. */
+  get attempts(): number {
+    return 1 + this.retries;
+  }
+
+  /**
+   * Asked once, before this execute's first upstream request (the integration's circuit breaker): undefined to go on,
+   * or a promise that rejects to refuse the call. An execute that never gets as far as a request never asks it.
+   */
+  gate: (() => Promise<void> | undefined) | undefined = undefined;
+
+  /** The jitter of retry waits; fixed in tests. */
+  random: () => number = Math.random;
+
+  /** The wait before a retry; a settable clock's in tests. */
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** The gate, the first time; undefined after. */
+  passGate(): Promise<void> | undefined {
+    const gate = this.gate;
+    if (gate === undefined) return undefined;
+    this.gate = undefined;
+    return gate();
+  }
 
   remainingBytes(): number {
     return Math.max(0, this.maxBytes - this.#usedBytes);

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, request } from 'undici';
 import { ApiError } from '../errors.ts';
+import { type FailureKind, failureKind, retryAfterMs, retryDecision, statusFailureKind } from '../resilience/retry.ts';
+import { watchSending } from '../resilience/sent-tracking.ts';
 import { traceUpstream, tracingOn } from '../telemetry/spans.ts';
 import { readUpstreamBody } from './body.ts';
 import type { ExecuteBudget } from './budget.ts';
@@ -10,12 +12,15 @@ export interface UpstreamRequest {
   url: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
-  body?: string | Buffer;
+  /** A function is called for each attempt (a WS-Security header is made fresh for each: its nonce may not repeat). */
+  body?: string | Buffer | (() => string | Buffer);
   /** One deadline from connect to the last byte of the body. */
   timeoutMs: number;
   /**
-   * `false` for a POST that changes nothing upstream (an OAuth2 token request): it does not count as a write that
-   * may have reached the upstream. Any other POST counts once it may have been sent.
+   * Whether the request may change something upstream; by default a POST does and a GET does not. `false` for a POST
+   * that changes nothing (a GraphQL query, a SOAP receive, an OAuth2 token request): it does not count as a write that
+   * may have reached the upstream, and is retried after timeouts, resets, 502 and 504 too (docs/resilience.md). Any
+   * other POST counts once it may have been sent, and is tried again only when it surely never left.
    */
   write?: boolean;
   /** Largest body, compressed and decompressed. */
@@ -101,17 +106,78 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  * });
  */
 export function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
-  // Traced, each attempt is a client span whose context travels in the request's headers (traceparent).
-  const sent = tracingOn()
-    ? traceUpstream(upstream, (headers) => send(dispatcher, { ...upstream, headers }))
-    : send(dispatcher, upstream);
-  // The answer is read when this tenant's turn of the event loop comes (FairTurns): thousands landing at once are
-  // read in slices, with other callers served in between. A chained callback, not an async function: a suspended
-  // async function keeps its frame (registers, context) for the whole upstream wait, ~250 bytes per call in flight.
-  return sent.then((response) => {
-    const turn = upstream.budget?.takeTurn();
-    return turn ? turn.then(() => response) : response;
+  // The integration's circuit breaker is asked before the execute's first request, not before anything it refuses.
+  const gate = upstream.budget?.passGate();
+  return gate ? gate.then(() => attempt(dispatcher, upstream, 1)) : attempt(dispatcher, upstream, 1);
+}
+
+/** Whether the request may change something upstream: a POST unless its sender says it does not (`write: false`). */
+function isWrite(upstream: UpstreamRequest): boolean {
+  return upstream.write ?? upstream.method === 'POST';
+}
+
+/** The statuses docs/resilience.md retries (429 and 503 for every request, 502 and 504 for reads). */
+function retriedStatus(status: number): boolean {
+  return status === 429 || status === 503 || status === 502 || status === 504;
+}
+
+/**
+ * Try `n` of the request, and the next one when the execute's retry settings say so (docs/resilience.md). Traced, each
+ * try is a client span whose context travels in the request's headers (traceparent). The answer is read when this
+ * tenant's turn of the event loop comes (FairTurns): thousands landing at once are read in slices, with other
+ * callers served in between. Chained callbacks, not an async function: a suspended async function keeps its frame
+ * (registers, context) for the whole upstream wait, ~250 bytes per call in flight.
+ */
+function attempt(dispatcher: Dispatcher, upstream: UpstreamRequest, n: number): Promise<UpstreamResponse> {
+  const budget = upstream.budget;
+  const retrying = budget?.retry !== undefined && n < budget.retry.maxAttempts;
+  // Whether a write's bytes may have left is asked of the transport only when a retry could turn on it.
+  const watch = retrying && isWrite(upstream) ? watchSending(dispatcher) : undefined;
+  const via = watch?.dispatcher ?? dispatcher;
+  const sent = tracingOn() ? traceUpstream(upstream, (headers) => send(via, { ...upstream, headers })) : send(via, upstream);
+  return sent.then(
+    (response) => {
+      if (retrying && retriedStatus(response.status)) {
+        const wait = retryAfterMs(response.headers['retry-after'], Date.now());
+        const again = retried(dispatcher, upstream, n, statusFailureKind(response.status), false, wait);
+        if (again) return again;
+      }
+      const turn = budget?.takeTurn();
+      return turn ? turn.then(() => response) : response;
+    },
+    (failure: unknown) => {
+      const again = retrying ? retried(dispatcher, upstream, n, failureKind(failure), watch?.surelyNotSent ?? false) : undefined;
+      if (again) return again;
+      throw failure;
+    },
+  );
+}
+
+/** The next try after a failed one, once its wait is over; undefined when retryDecision says it is not tried again. */
+function retried(
+  dispatcher: Dispatcher,
+  upstream: UpstreamRequest,
+  n: number,
+  kind: FailureKind,
+  surelyNotSent: boolean,
+  retryAfter?: number,
+): Promise<UpstreamResponse> | undefined {
+  const budget = upstream.budget;
+  if (budget?.retry === undefined) return undefined;
+  const decision = retryDecision({
+    kind,
+    operationChangesNothing: !isWrite(upstream),
+    surelyNotSent,
+    attempt: n,
+    settings: budget.retry,
+    remainingMs: budget.remainingMs(),
+    retryAfterMs: retryAfter,
+    random: budget.random,
   });
+  if (!decision.retry) return undefined;
+  budget.retries += 1;
+  budget.onRetry(kind);
+  return budget.sleep(decision.delayMs).then(() => attempt(dispatcher, upstream, n + 1));
 }
 
 /**
@@ -152,7 +218,7 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
       dispatcher,
       method: upstream.method,
       headers,
-      body: upstream.body,
+      body: typeof upstream.body === 'function' ? upstream.body() : upstream.body,
       signal: deadline.signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,

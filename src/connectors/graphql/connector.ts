@@ -132,7 +132,16 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     return requestIssues(...call);
   }
 
-  #post(query: string, variables?: Record<string, unknown>, operationName?: string): Promise<UpstreamResponse> {
+  /**
+   * `write`: the document may change something upstream (a send's mutation). A receive's query and the test's
+   * introspection change nothing: they are retried after timeouts, resets, 502 and 504 too (docs/resilience.md).
+   */
+  #post(
+    query: string,
+    variables: Record<string, unknown> | undefined,
+    operationName: string | undefined,
+    write: boolean,
+  ): Promise<UpstreamResponse> {
     const body = JSON.stringify({ query, variables: variables ?? {}, ...(operationName && { operationName }) });
     const { url, headers, timeoutMs } = this.#endpoint;
     const context = this.#context;
@@ -144,6 +153,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
       timeoutMs,
       maxBodyBytes: context.upstreamMaxBytes,
       budget: context.budget,
+      write,
     });
   }
 
@@ -178,7 +188,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
 
   async send(fields: SendFields): Promise<ConnectorResult> {
     const { mutation, variables, operation_name: operationName } = fields;
-    const answer = await this.#readData(await this.#post(mutation, variables, operationName));
+    const answer = await this.#readData(await this.#post(mutation, variables, operationName, true));
     const messageCount = answer.rootFields;
     return withErrors(
       { data: { message_count: messageCount, data: answer.data, response: { data: answer.data } }, messageCount },
@@ -193,7 +203,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
   receive(fields: ReceiveFields): Promise<ConnectorResult> {
     if (fields.paginate) return this.#receivePages(fields);
     const { query, variables, operation_name: operationName, records_path: recordsPath } = fields;
-    return this.#post(query, variables, operationName)
+    return this.#post(query, variables, operationName, false)
       .then((response) => this.#readRecords(response, recordsPath))
       .then(pageResult);
   }
@@ -210,7 +220,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     const result = await paginate(
       async (after) =>
         this.#readRecords(
-          await this.#post(query, after === null ? variables : { ...variables, [variable]: after }, operationName),
+          await this.#post(query, after === null ? variables : { ...variables, [variable]: after }, operationName, false),
           recordsPath,
         ),
       { maxPages, membersText },
@@ -227,7 +237,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
   async test(): Promise<ConnectorResult> {
     const started = performance.now();
     // Read here whatever its size: a test's answer is a few bytes from any real GraphQL service.
-    const response = await this.#post(introspection);
+    const response = await this.#post(introspection, undefined, undefined, false);
     const answer: GraphqlAnswer = readGraphqlResponse(response.status, response.headers, response.body);
     const schema = (answer.data as { __schema?: { queryType?: { name?: string } } } | null)?.__schema;
     return {

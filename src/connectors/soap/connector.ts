@@ -223,7 +223,7 @@ function connect(
     return action;
   }
 
-  async function callWsdl(fields: CallFields): Promise<ConnectorResult> {
+  async function callWsdl(fields: CallFields, write: boolean): Promise<ConnectorResult> {
     const { loaded, port, operation, url } = await prepareWsdlCall(fields);
     const layout = operationLayout(loaded.schema, operation);
     const envelope = writeWsdlEnvelope({
@@ -232,12 +232,12 @@ function connect(
       params: fields.params ?? {},
       soapHeaders: fields.soap_headers,
     });
-    const response = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope);
+    const response = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope, write);
     const data = await readResult(response, layout.output?.model);
     return { data: data as Record<string, unknown>, messageCount: 1 };
   }
 
-  async function callRaw(fields: CallFields): Promise<ConnectorResult> {
+  async function callRaw(fields: CallFields, write: boolean): Promise<ConnectorResult> {
     const soapAction = rawAction(fields);
     const envelope = buildEnvelope({
       version: settings.version,
@@ -246,7 +246,7 @@ function connect(
       params: fields.params,
       soapHeaders: fields.soap_headers,
     });
-    const response = await post(settings.endpointUrl, settings.version, soapAction, envelope);
+    const response = await post(settings.endpointUrl, settings.version, soapAction, envelope, write);
     return { data: (await readResult(response)) as Record<string, unknown>, messageCount: 1 };
   }
 
@@ -276,26 +276,35 @@ function connect(
    * POSTs an envelope, with the integration's `wsse:Security` header block when it has `ws_security` (a fresh nonce,
    * timestamp and signature for each message): the answer, to be read by `readResult`.
    */
-  function post(url: string, version: SoapVersion, soapAction: string, envelope: string): Promise<UpstreamResponse> {
+  function post(
+    url: string,
+    version: SoapVersion,
+    soapAction: string,
+    envelope: string,
+    write: boolean,
+  ): Promise<UpstreamResponse> {
     return settings.http.send({
       url,
       method: 'POST',
       // The credentials go first (credentials.send): an auth header named Content-Type or SOAPAction cannot replace these.
       headers: requestHeaders({ version, soapAction }),
-      body: wsSecurity ? applyWsSecurity(envelope, wsSecurity) : envelope,
+      // Made for each attempt: a retry carries a fresh nonce, timestamp and signature, never a replay of the first.
+      body: wsSecurity ? () => applyWsSecurity(envelope, wsSecurity) : envelope,
+      // A receive changes nothing upstream: retried after timeouts, resets, 502 and 504 too (docs/resilience.md).
+      write,
       timeoutMs: settings.http.timeoutMs,
       maxBodyBytes: settings.http.maxBodyBytes,
       budget: settings.http.budget,
     });
   }
 
-  const call = (fields: CallFields) => (wsdlMode ? callWsdl : callRaw)(fields);
+  const call = (fields: CallFields, write: boolean) => (wsdlMode ? callWsdl : callRaw)(fields, write);
   /** What `test` says of `ws_security`: which parts are set, and the signing certificate's subject and expiry. */
   const securityReport = () => (wsSecurity ? { ws_security: describeWsSecurity(wsSecurity) } : {});
 
   return {
-    send: call,
-    receive: call,
+    send: (fields) => call(fields, true),
+    receive: (fields) => call(fields, false),
     /**
      * The request's own problems first, which need nothing loaded; then, when it has none, the call as it would be
      * made: the method and params against the WSDL (loaded when not cached), or raw mode's action.

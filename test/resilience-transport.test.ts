@@ -4,24 +4,15 @@ import type { Dispatcher } from 'undici';
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
 import { ApiError } from '../src/errors.ts';
-import { MemoryBreakers } from '../src/resilience/breaker.ts';
-import {
-  defaultRetrySettings,
-  type FailureKind,
-  failureKind,
-  isUpstreamOutage,
-  retryAfterMs,
-  retryDecision,
-  statusFailureKind,
-} from '../src/resilience/retry.ts';
-import { watchSending } from '../src/resilience/sent-tracking.ts';
+import { defaultRetrySettings, type FailureKind, failureKind, isUpstreamOutage } from '../src/resilience/retry.ts';
+import { ExecuteBudget } from '../src/transport/budget.ts';
 import { sendUpstream } from '../src/transport/upstream.ts';
 import { failNThenSucceed, ok, reservedPort, type ScriptedUpstream, scriptedUpstream } from './helpers/scripted-upstream.ts';
 
 /**
- * The resilience blocks used together the way the executor will: the transport as it is (sendUpstream, through the
- * egress dispatcher and a send watch), the retry decision between attempts, the breaker around the call. The waits
- * the decision asks for are recorded, not slept: the test checks what would be waited, and runs at once.
+ * The transport's retries (sendUpstream with an execute's budget, docs/resilience.md), against upstreams that fail in
+ * scripted ways and count what reached them. The waits the retry decision asks for are recorded, not slept, and the
+ * jitter is fixed at its midpoint: the test checks what would be waited, and runs at once.
  */
 
 const dispatcher = createEgressDispatcher(createEgressPolicy({ allowPrivate: true }));
@@ -41,81 +32,86 @@ interface CallResult {
   status?: number;
   error?: unknown;
   attempts: number;
-  /** The waits retryDecision asked for between attempts. */
+  /** The waits between attempts. */
   waits: number[];
-  /** Why the last failure was not retried. */
-  why?: string;
+  /** The failure each retry followed. */
+  retriedAfter: FailureKind[];
 }
 
-/** A sketch of the executor's loop: one call, its attempts, and the decision after each failed one. */
+/** One request as a connector sends it: a write (`send`) or a read, with the default retry settings. */
 async function call(
   url: string,
-  operationChangesNothing: boolean,
+  changesNothing: boolean,
   options: { dispatcher?: Dispatcher; beforeRetry?: () => Promise<void> } = {},
 ): Promise<CallResult> {
+  const budget = new ExecuteBudget({ maxBytes: 1 << 20, deadlineMs: 60_000 });
+  budget.retry = defaultRetrySettings;
+  budget.random = () => 0.5;
   const waits: number[] = [];
-  for (let attempt = 1; ; attempt++) {
-    const watch = watchSending(options.dispatcher ?? dispatcher);
-    let kind: FailureKind;
-    let retryAfter: number | undefined;
-    let error: unknown;
-    let status: number | undefined;
-    try {
-      const response = await sendUpstream(watch.dispatcher, {
-        url,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"query":"mutation { write }"}',
-        timeoutMs: 10_000,
-        maxBodyBytes: 65_536,
-      });
-      status = response.status;
-      if (status < 400) return { status, attempts: attempt, waits };
-      kind = statusFailureKind(status);
-      retryAfter = retryAfterMs(response.headers['retry-after'], Date.now());
-    } catch (thrown) {
-      error = thrown;
-      kind = failureKind(thrown);
-    }
-    const decision = retryDecision({
-      kind,
-      operationChangesNothing,
-      surelyNotSent: watch.surelyNotSent,
-      attempt,
-      settings: defaultRetrySettings,
-      remainingMs: 60_000,
-      retryAfterMs: retryAfter,
-      random: () => 0.5,
-    });
-    if (!decision.retry) return { status, error, attempts: attempt, waits, why: decision.why };
-    waits.push(decision.delayMs);
+  const retriedAfter: FailureKind[] = [];
+  budget.sleep = async (ms) => {
+    waits.push(ms);
     await options.beforeRetry?.();
+  };
+  budget.onRetry = (kind) => retriedAfter.push(kind);
+  try {
+    const response = await sendUpstream(options.dispatcher ?? dispatcher, {
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"mutation { write }"}',
+      timeoutMs: 10_000,
+      maxBodyBytes: 65_536,
+      budget,
+      write: !changesNothing,
+    });
+    return { status: response.status, attempts: budget.attempts, waits, retriedAfter };
+  } catch (error) {
+    return { error, attempts: budget.attempts, waits, retriedAfter };
   }
 }
 
-describe('the blocks together', () => {
+describe('sendUpstream retries', () => {
   test('a receive against a 503, a 503, then an answer: three attempts, backoff between them', async () => {
     const target = await upstream(failNThenSucceed(2, 'unavailable'));
     const result = await call(target.url, true);
     assert.equal(result.status, 200);
     assert.equal(result.attempts, 3);
     assert.deepEqual(result.waits, [100, 200], 'full jitter at its midpoint: half of 200, half of 400');
+    assert.deepEqual(result.retriedAfter, ['unavailable', 'unavailable']);
     assert.equal(target.requests, 3);
   });
 
-  test('a send told 429 with Retry-After: 1 waits that second and is sent again', async () => {
+  test('a receive told 429 with Retry-After: 1 waits that second, longer than its backoff', async () => {
     const target = await upstream(['throttled', ok]);
-    const result = await call(target.url, false);
+    const result = await call(target.url, true);
     assert.equal(result.status, 200);
     assert.deepEqual(result.waits, [1000]);
     assert.equal(target.requests, 2);
+  });
+
+  test("a receive that keeps failing: three attempts, then the last answer is the caller's", async () => {
+    const target = await upstream(['unavailable']);
+    const result = await call(target.url, true);
+    assert.equal(result.status, 503);
+    assert.equal(result.attempts, 3);
+    assert.equal(target.requests, 3);
+  });
+
+  test('a send told 429 or 503 is not sent again: the request arrived', async () => {
+    for (const behaviour of ['throttled', 'unavailable'] as const) {
+      const target = await upstream([behaviour, ok]);
+      const result = await call(target.url, false);
+      assert.equal(result.status, behaviour === 'throttled' ? 429 : 503);
+      assert.equal(result.attempts, 1);
+      assert.equal(target.requests, 1);
+    }
   });
 
   test('a send whose upstream read it and reset: not sent again', async () => {
     const target = await upstream(['reset-after-read', ok]);
     const result = await call(target.url, false);
     assert.ok(result.error instanceof ApiError && result.error.code === 'upstream_unreachable', String(result.error));
-    assert.equal(result.why, 'send_not_retried');
     assert.equal(result.attempts, 1);
     assert.equal(target.requests, 1, 'the write reached the upstream once, never twice');
   });
@@ -148,27 +144,11 @@ describe('the blocks together', () => {
       const target = await upstream([ok]);
       const result = await call(target.url, false, { dispatcher: denied });
       assert.ok(result.error instanceof ApiError && result.error.code === 'egress_denied');
-      assert.equal(result.why, 'not_retryable');
+      assert.equal(result.attempts, 1);
       assert.equal(isUpstreamOutage(failureKind(result.error)), false);
       assert.equal(target.connections, 0);
     } finally {
       await denied.close();
     }
-  });
-
-  test('five calls that fail after their retries open the breaker; the sixth does not reach the upstream', async () => {
-    const target = await upstream(['unavailable']);
-    const breakers = new MemoryBreakers();
-    const key = 'acme/crm';
-    for (let i = 0; i < 5; i++) {
-      const admission = await breakers.admit(key);
-      assert.ok(admission.ok);
-      const result = await call(target.url, true);
-      assert.equal(result.why, 'attempts_exhausted');
-      await breakers.record(key, { success: false, trial: admission.trial });
-    }
-    assert.equal(target.requests, 15, 'five calls of three attempts: a call counts once, after its retries');
-    assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 30 });
-    assert.equal(await breakers.state(key), 'open');
   });
 });
