@@ -39,6 +39,10 @@ import { IntegrationCache } from './integrations/cache.ts';
 import { EmbeddedQueue } from './queue/embedded-queue.ts';
 import type { JobQueue } from './queue/job-queue.ts';
 import { registerQueueMetrics } from './queue/metrics.ts';
+import { type BreakerOptions, MemoryBreakers } from './resilience/breaker.ts';
+import { RedisBreakers } from './resilience/breaker-redis.ts';
+import { IntegrationConcurrency } from './resilience/integration-concurrency.ts';
+import { registerResilienceMetrics } from './resilience/metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
@@ -73,6 +77,8 @@ export interface BuildOptions {
   logStream?: NodeJS.WritableStream;
   /** Webhook delivery pacing (retry schedule, timeout, clock) other than production's: tests set short ones. */
   webhooks?: Partial<DeliverySettings> & { refreshMs?: number };
+  /** Circuit breaker timings and clock other than the documented (tests step a clock through them). */
+  breakers?: BreakerOptions;
 }
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -338,6 +344,11 @@ async function assemble(
     queue,
     events: webhooks,
     queueMetrics,
+    breakers: redis
+      ? new RedisBreakers(redis, config.redisPrefix, app.log, options.breakers)
+      : new MemoryBreakers(options.breakers),
+    integrationSlots: new IntegrationConcurrency(),
+    resilience: registerResilienceMetrics(metrics.registry),
   };
   const executionService = new ExecutionService(ctx, queue);
   app.decorate('executionLog', ctx.executions);

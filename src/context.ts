@@ -10,6 +10,9 @@ import type { FairTurns } from './execution/fair-turns.ts';
 import type { IntegrationCache } from './integrations/cache.ts';
 import type { JobQueue } from './queue/job-queue.ts';
 import type { QueueMetrics } from './queue/metrics.ts';
+import type { CircuitBreakers } from './resilience/breaker.ts';
+import type { IntegrationConcurrency } from './resilience/integration-concurrency.ts';
+import type { ResilienceMetrics } from './resilience/metrics.ts';
 import type { Storage } from './storage/database.ts';
 import type { ExecutionLog } from './storage/execution-log.ts';
 
@@ -43,4 +46,10 @@ export interface AppContext {
   events: ExecutionEvents;
   /** The queue's metrics: execution age at start, deliveries by outcome. */
   queueMetrics: QueueMetrics;
+  /** Each integration's circuit breaker: in Redis when REDIS_URL is set, else this instance's (docs/resilience.md). */
+  breakers: CircuitBreakers;
+  /** The calls of each integration running on this instance, against its `max_concurrency`. */
+  integrationSlots: IntegrationConcurrency;
+  /** Retries, breaker openings and refusals, concurrency refusals: by connector. */
+  resilience: ResilienceMetrics;
 }

@@ -333,6 +333,7 @@ const allMigrations = [
   '005_people',
   '006_async_executions',
   '007_webhooks',
+  '008_execution_runs',
 ];
 
 describe('interchange migrate', () => {

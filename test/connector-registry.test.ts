@@ -105,7 +105,7 @@ describe('a connector defined outside src, registered through build()', () => {
     assert.deepEqual([batch.succeeded, batch.failed, batch.results[1].error.code], [1, 1, 'validation_failed']);
     assert.deepEqual(body(await execute({ operation: 'test' })).data, {
       message: 'echo is there',
-      details: { greeting: 'hello' },
+      details: { greeting: 'hello', circuit: 'closed' },
     });
     // Its schema and its own checks come before anything runs.
     assertError(await execute({ operation: 'send', message: 1 }), 400, 'validation_failed');

@@ -106,7 +106,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     );
     const res = await execute(h, acme, 'bomb', sendItem);
     const error = assertError(res, 502, 'upstream_response_too_large');
-    assert.deepEqual(error.details, { limit_bytes: MiB });
+    assert.deepEqual(error.details, { limit_bytes: MiB, attempts: 1 });
     assert.equal(upstream.requests, 1);
     await assertStillAnswering();
   });
@@ -123,7 +123,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     );
     const res = await execute(h, acme, 'html-500', receiveItems);
     const error = assertError(res, 502, 'upstream_http_error');
-    assert.deepEqual(Object.keys(error.details ?? {}).sort(), ['body_excerpt', 'upstream_status']);
+    assert.deepEqual(Object.keys(error.details ?? {}).sort(), ['attempts', 'body_excerpt', 'upstream_status']);
     assert.equal(error.details?.upstream_status, 500);
     const excerpt = error.details?.body_excerpt as string;
     assert.ok(Buffer.byteLength(excerpt) <= 1024, `excerpt is ${Buffer.byteLength(excerpt)} bytes`);
@@ -146,7 +146,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     await assertStillAnswering();
   });
 
-  test('a socket reset mid-response is 502 upstream_unreachable, cause reset: receive tried twice, send once', async () => {
+  test('a socket reset mid-response is 502 upstream_unreachable, cause reset: receive tried three times, send once', async () => {
     const resetting = () =>
       tcpUpstream((socket) => {
         socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"data":');
@@ -154,13 +154,13 @@ describe('execute against misbehaving GraphQL upstreams', () => {
       });
     const reads = await misbehaving('reset-receive', resetting());
     const received = await execute(h, acme, 'reset-receive', receiveItems);
-    assert.deepEqual(assertError(received, 502, 'upstream_unreachable').details, { cause: 'reset' });
-    assert.equal(reads.requests, 2, 'a read is retried once');
+    assert.deepEqual(assertError(received, 502, 'upstream_unreachable').details, { cause: 'reset', attempts: 3 });
+    assert.equal(reads.requests, 3, 'a read is tried max_attempts (3) times');
 
     const writes = await misbehaving('reset-send', resetting());
     const sent = await execute(h, acme, 'reset-send', sendItem);
-    assert.deepEqual(assertError(sent, 502, 'upstream_unreachable').details, { cause: 'reset' });
-    assert.equal(writes.requests, 1, 'a write is never retried');
+    assert.deepEqual(assertError(sent, 502, 'upstream_unreachable').details, { cause: 'reset', attempts: 1 });
+    assert.equal(writes.requests, 1, 'a write that may have arrived is never retried');
     await assertStillAnswering();
   });
 
@@ -170,8 +170,8 @@ describe('execute against misbehaving GraphQL upstreams', () => {
       tcpUpstream((socket) => socket.end()),
     );
     const res = await execute(h, acme, 'hang-up', receiveItems);
-    assert.deepEqual(assertError(res, 502, 'upstream_unreachable').details, { cause: 'reset' });
-    assert.equal(hangUp.requests, 2);
+    assert.deepEqual(assertError(res, 502, 'upstream_unreachable').details, { cause: 'reset', attempts: 3 });
+    assert.equal(hangUp.requests, 3);
 
     const ssh = await misbehaving(
       'not-http',
@@ -186,7 +186,8 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     await putIntegration(h, acme, 'refused', { base_url: `http://127.0.0.1:${await closedPort()}` });
     const res = await execute(h, acme, 'refused', sendItem);
     const error = assertError(res, 502, 'upstream_unreachable');
-    assert.deepEqual(error.details, { cause: 'refused' });
+    // No byte of the send left: it was tried max_attempts (3) times.
+    assert.deepEqual(error.details, { cause: 'refused', attempts: 3 });
     assert.match(error.message, /127\.0\.0\.1/);
     await assertStillAnswering();
   });
@@ -195,7 +196,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     await putIntegration(h, acme, 'dns', { base_url: 'http://nonexistent.invalid' });
     const res = await execute(h, acme, 'dns', sendItem);
     const error = assertError(res, 502, 'upstream_unreachable');
-    assert.deepEqual(error.details, { cause: 'dns' });
+    assert.deepEqual(error.details, { cause: 'dns', attempts: 3 });
     assert.match(error.message, /nonexistent\.invalid/);
     await assertStillAnswering();
   });
@@ -213,7 +214,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     const res = await execute(h, acme, 'slow', sendItem);
     const elapsed = performance.now() - started;
     const error = assertError(res, 504, 'upstream_timeout');
-    assert.deepEqual(error.details, { timeout_seconds: 1 });
+    assert.deepEqual(error.details, { timeout_seconds: 1, attempts: 1 });
     assert.equal(upstream.requests, 1);
     assert.ok(elapsed >= 950, `answered after ${Math.round(elapsed)} ms, before timeout_seconds`);
     await assertStillAnswering();
@@ -273,7 +274,7 @@ describe('execute against misbehaving GraphQL upstreams', () => {
     const res = await execute(h, acme, 'graphql-400', receiveItems);
     const error = assertGraphqlErrors(res, errors);
     assert.equal(error.message, 'Cannot query field "items" on type "Query".');
-    assert.deepEqual(error.details, { upstream_status: 400 });
+    assert.deepEqual(error.details, { upstream_status: 400, attempts: 1 });
     await assertStillAnswering();
   });
 

@@ -165,7 +165,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const parsed = graphqlErrors(res, [
         { message: 'Cannot query field "nope" on type "Mutation".', locations: [{ line: 1, column: 12 }] },
       ]);
-      assert.deepEqual(parsed.error.details, { upstream_status: 400 });
+      assert.deepEqual(parsed.error.details, { upstream_status: 400, attempts: 1 });
     });
   });
 
@@ -246,7 +246,8 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
     test('errors and null data: 502 graphql_errors, the errors at the top level, the first one’s message', async () => {
       const parsed = graphqlErrors(await receive('{ brokenRequired }'), [brokenRequiredError]);
       assert.equal(parsed.error.message, 'broken on purpose');
-      assert.equal(parsed.error.details, undefined);
+      // An answer is final: tried once (docs/resilience.md).
+      assert.deepEqual(parsed.error.details, { attempts: 1 });
     });
 
     test('a records_path that does not match the answer is validation_failed on records_path', async () => {
@@ -442,14 +443,14 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const parsed = graphqlErrors(res, [
         { message: 'Cannot query field "nope" on type "Mutation".', locations: [{ line: 1, column: 12 }] },
       ]);
-      assert.deepEqual(parsed.error.details, { upstream_status: 400, stage: 'outbound' });
+      assert.deepEqual(parsed.error.details, { upstream_status: 400, stage: 'outbound', attempts: 1 });
       assert.equal(server.requests.length, before + 1, 'only the outbound request was sent');
     });
 
     test('inbound fails after outbound succeeded: stage inbound, details.outbound holds the outbound result', async () => {
       const before = server.requests.length;
       const parsed = graphqlErrors(await sync({ outbound, inbound: { query: '{ brokenRequired }' } }), [brokenRequiredError]);
-      assert.deepEqual(parsed.error.details, { stage: 'inbound', outbound: outboundData });
+      assert.deepEqual(parsed.error.details, { stage: 'inbound', outbound: outboundData, attempts: 1 });
       assert.equal(server.requests.length, before + 2);
     });
 
@@ -698,7 +699,8 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const data = okData(await execute('gql', { operation: 'test' }));
       assert.deepEqual(Object.keys(data).sort(), ['details', 'message']);
       assert.equal(data.message, 'GraphQL connection test succeeded');
-      assert.deepEqual(Object.keys(data.details).sort(), ['api_base_url', 'latency_ms', 'query_type']);
+      assert.deepEqual(Object.keys(data.details).sort(), ['api_base_url', 'circuit', 'latency_ms', 'query_type']);
+      assert.equal(data.details.circuit, 'closed', 'the circuit breaker, as test reports it (docs/resilience.md)');
       assert.equal(data.details.api_base_url, `${upstream.origin}/graphql`);
       assert.equal(data.details.query_type, 'Query');
       assert.ok(Number.isInteger(data.details.latency_ms) && data.details.latency_ms >= 0, String(data.details.latency_ms));
@@ -834,7 +836,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const error = assertError(res, 502, 'upstream_http_error');
       assert.match(error.message, /token/);
       assert.match(error.message, /permission/);
-      assert.deepEqual(error.details, { upstream_status: 401, body_excerpt: '{"message":"Bad credentials"}' });
+      assert.deepEqual(error.details, { upstream_status: 401, body_excerpt: '{"message":"Bad credentials"}', attempts: 1 });
       assert.equal(lastRequest(server).headers.authorization, undefined);
 
       await put('locked-wrong', { base_url: server.origin, token: 'not-it' });
@@ -882,7 +884,9 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       for (const payload of payloads) {
         const res = await nothingSent(upstream, () => execute('no-url', payload));
         const error = assertError(res, 422, 'integration_misconfigured');
-        assert.deepEqual(error.details, { missing: ['config.base_url'] });
+        // `test` reports the circuit breaker, failing or not.
+        const circuit = payload.operation === 'test' ? { circuit: 'closed' } : {};
+        assert.deepEqual(error.details, { missing: ['config.base_url'], ...circuit });
         assert.match(error.message, /base_url/);
       }
     });

@@ -118,7 +118,12 @@ describe('SOAP WSDL mode against node-soap’s own server (rpc/literal)', () => 
     const error = body(res).error;
     assert.equal(error.code, 'soap_fault');
     assert.equal(error.message, 'Out of stock');
-    assert.deepEqual(error.details, { fault_code: 'soap:Client', fault_string: 'Out of stock', detail: { sku: 'none' } });
+    assert.deepEqual(error.details, {
+      fault_code: 'soap:Client',
+      fault_string: 'Out of stock',
+      detail: { sku: 'none' },
+      attempts: 1,
+    });
   });
 
   test('an rpc operation whose input message has no parts is called with an empty wrapper (it was a 500)', async () => {

@@ -179,20 +179,21 @@ describe('execute with the SOAP connector in raw mode', () => {
       await put('faulty', { endpoint_url: soap.url(path), namespace: RAW });
       const error = assertError(await call('faulty', method), 502, 'soap_fault');
       assert.equal(error.message, details.fault_string);
-      assert.deepEqual(error.details, details, path);
+      assert.deepEqual(error.details, { ...details, attempts: 1 }, path);
     }
   });
 
   test('an HTML error page, text, XXE and billion laughs: upstream_http_error / upstream_invalid_response, nothing expanded', async () => {
     await put('junk', { endpoint_url: soap.url('/html500') });
     const html = assertError(await call('junk', 'Echo'), 502, 'upstream_http_error');
-    assert.deepEqual(html.details, { upstream_status: 500, body_excerpt: staticFile('html500.html') });
+    assert.deepEqual(html.details, { upstream_status: 500, body_excerpt: staticFile('html500.html'), attempts: 1 });
     await put('junk', { endpoint_url: soap.url('/notxml') });
     const text = assertError(await call('junk', 'Echo'), 502, 'upstream_invalid_response');
     assert.deepEqual(text.details, {
       upstream_status: 200,
       content_type: 'text/plain; charset=utf-8',
       body_excerpt: staticFile('notxml.txt'),
+      attempts: 1,
     });
     for (const path of ['/xxe', '/laughs']) {
       await put('junk', { endpoint_url: soap.url(path) });
@@ -217,24 +218,24 @@ describe('execute with the SOAP connector in raw mode', () => {
       soap.clearLog();
       assert.deepEqual(ok(await run('probe', { operation: 'test' })), {
         message: 'SOAP connection test succeeded',
-        details: { endpoint_url: soap.url(path), mode: 'raw', http_status: status },
+        details: { endpoint_url: soap.url(path), mode: 'raw', http_status: status, circuit: 'closed' },
       });
       const probe = received();
       assert.deepEqual([probe.method, probe.path, probe.body], ['GET', path, '']);
     }
     await put('probe', { endpoint_url: `http://127.0.0.1:${await closedPort()}/raw` });
     const error = assertError(await run('probe', { operation: 'test' }), 502, 'upstream_unreachable');
-    assert.deepEqual(error.details, { cause: 'refused' });
+    assert.deepEqual(error.details, { cause: 'refused', attempts: 3, circuit: 'closed' });
   });
 
-  test('a connection reset: send is tried once, receive twice (read retried once)', async () => {
+  test('a connection reset: send is tried once, receive max_attempts (3) times', async () => {
     const resetting = await tcpUpstream((socket) => socket.destroy());
     try {
       await put('reset', { endpoint_url: `${resetting.url}/raw`, namespace: RAW });
-      for (const [operation, attempts] of Object.entries({ send: 1, receive: 2 })) {
+      for (const [operation, attempts] of Object.entries({ send: 1, receive: 3 })) {
         const before = resetting.requests;
         const error = assertError(await run('reset', { operation, method: 'Echo' }), 502, 'upstream_unreachable');
-        assert.deepEqual(error.details, { cause: 'reset' });
+        assert.deepEqual(error.details, { cause: 'reset', attempts });
         assert.equal(resetting.requests - before, attempts, operation);
       }
     } finally {
@@ -261,7 +262,11 @@ describe('execute with the SOAP connector in raw mode', () => {
       auth_value: 'not-the-token-7',
     });
     const error = assertError(await call('sec', 'Echo', { message: 'x' }), 502, 'upstream_http_error');
-    assert.deepEqual(error.details, { upstream_status: 401, body_excerpt: 'Unauthorized: missing or wrong X-Auth-Token\n' });
+    assert.deepEqual(error.details, {
+      upstream_status: 401,
+      body_excerpt: 'Unauthorized: missing or wrong X-Auth-Token\n',
+      attempts: 1,
+    });
     assert.equal(received(secured).authToken, 'not-the-token-7');
   });
 });

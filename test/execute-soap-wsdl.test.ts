@@ -114,7 +114,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
         { ...data, details: { ...data.details, services: withoutSignatures(data.details.services) } },
         {
           message: 'SOAP connection test succeeded',
-          details: { endpoint_url: soap.url(path), mode: 'wsdl', services: calculatorServices },
+          details: { endpoint_url: soap.url(path), mode: 'wsdl', services: calculatorServices, circuit: 'closed' },
         },
       );
     }
@@ -123,6 +123,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       endpoint_url: soap.url('/calculator'),
       mode: 'raw',
       http_status: 405,
+      circuit: 'closed',
     });
   });
 
@@ -233,20 +234,26 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     const fail = { operation: 'send', method: 'Fail', params: { reason: 'no stock' } };
     const fault11 = assertError(await run(s, 'calc', fail), 502, 'soap_fault');
     assert.equal(fault11.message, 'no stock');
-    assert.deepEqual(fault11.details, { fault_code: 'SOAP-ENV:Client', fault_string: 'no stock', detail: { code: '42' } });
+    const once = { attempts: 1 };
+    assert.deepEqual(fault11.details, {
+      fault_code: 'SOAP-ENV:Client',
+      fault_string: 'no stock',
+      detail: { code: '42' },
+      ...once,
+    });
     const fault12 = assertError(await run(s, 'calc', { ...fail, port: 'CalculatorSoap12' }), 502, 'soap_fault');
-    assert.deepEqual(fault12.details, { fault_code: 'env:Sender', fault_string: 'no stock', detail: { code: '42' } });
+    assert.deepEqual(fault12.details, { fault_code: 'env:Sender', fault_string: 'no stock', detail: { code: '42' }, ...once });
   });
 
-  test('timeout_seconds elapsed: 504 upstream_timeout; send is tried once, receive twice', async () => {
+  test('timeout_seconds elapsed: 504 upstream_timeout; send is tried once, receive max_attempts (3) times', async () => {
     ok(await run(s, 'slow', { operation: 'test' }));
     for (const operation of ['send', 'receive']) {
-      const attempts = operation === 'send' ? 1 : 2;
+      const attempts = operation === 'send' ? 1 : 3;
       soap.clearLog();
       const started = performance.now();
       const error = assertError(await call('slow', operation, 'Slow', { seconds: 2 }), 504, 'upstream_timeout');
       assert.ok(performance.now() - started >= 950 * attempts);
-      assert.deepEqual(error.details, { timeout_seconds: 1 });
+      assert.deepEqual(error.details, { timeout_seconds: 1, attempts });
       // The PHP server logs a call when it has handled it: wait for every attempt's entry.
       await until(
         () => posts(soap).length >= attempts,
@@ -279,7 +286,11 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     secured.clearLog();
     await put(s, 'sec-none', { endpoint_url: secured.url('/calculator?wsdl'), auth_header: 'X-Auth-Token' });
     const error = assertError(await call('sec-none', 'send', 'WhoAmI'), 502, 'upstream_http_error');
-    assert.deepEqual(error.details, { upstream_status: 401, body_excerpt: 'Unauthorized: missing or wrong X-Auth-Token\n' });
+    assert.deepEqual(error.details, {
+      upstream_status: 401,
+      body_excerpt: 'Unauthorized: missing or wrong X-Auth-Token\n',
+      attempts: 1,
+    });
     assert.deepEqual(
       secured.log().map((e) => [e.method, e.path, e.authToken]),
       [['GET', '/calculator', null]],
@@ -426,7 +437,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
   test('configuration: endpoint_url needed to run; header name, header value and soap_version checked at PUT', async () => {
     assert.equal((await put(s, 'empty', {})).statusCode, 201);
     const missing = assertError(await run(s, 'empty', { operation: 'test' }), 422, 'integration_misconfigured');
-    assert.deepEqual(missing.details, { missing: ['config.endpoint_url'] });
+    assert.deepEqual(missing.details, { missing: ['config.endpoint_url'], circuit: 'closed' });
     const config = { auth_header: 'Bad Header', auth_value: 'a\r\nX-Evil: 1', soap_version: '1.3' };
     assert.deepEqual(issuePaths(await put(s, 'bad', config)), ['config.auth_header', 'config.auth_value', 'config.soap_version']);
     assert.deepEqual(issuePaths(await put(s, 'bad', { soap_version: '1.3' })), ['config.soap_version']);
@@ -435,7 +446,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     await put(s, 'framing', { endpoint_url: soap.url('/calculator?wsdl'), auth_header: 'Content-Length', auth_value: '3' });
     soap.clearLog();
     const framing = assertError(await run(s, 'framing', { operation: 'test' }), 422, 'integration_misconfigured');
-    assert.deepEqual(framing.details, { field: 'config.auth_header' });
+    assert.deepEqual(framing.details, { field: 'config.auth_header', circuit: 'closed' });
     assert.deepEqual(soap.log(), []);
   });
 
@@ -446,7 +457,12 @@ describe('execute with the SOAP connector in WSDL mode', () => {
       ['/file-import.wsdl', 'upstream_invalid_response', /file:\/\/\/etc\/passwd, which is not an http\(s\) URL/],
       ['/page.wsdl', 'upstream_invalid_response', /WSDL could not be read/],
       ['/doctype-page.wsdl', 'upstream_invalid_response', /DTD/],
-      ['/missing.wsdl', 'upstream_http_error', /HTTP 404/, { upstream_status: 404, body_excerpt: 'no such WSDL' }],
+      [
+        '/missing.wsdl',
+        'upstream_http_error',
+        /HTTP 404/,
+        { upstream_status: 404, body_excerpt: 'no such WSDL', attempts: 1, circuit: 'closed' },
+      ],
     ];
     for (const [path, code, message, details] of cases) {
       await put(s, 'evil', { endpoint_url: fake.url + path });
@@ -470,6 +486,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     assert.deepEqual(assertError(await echo(), 502, 'upstream_http_error').details, {
       upstream_status: 500,
       body_excerpt: answer[1],
+      attempts: 1,
     });
     answer = [200, '<foo/>'];
     assert.equal(assertError(await echo(), 502, 'upstream_invalid_response').details?.upstream_status, 200);

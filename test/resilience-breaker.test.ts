@@ -9,7 +9,7 @@ import { closedPort } from './helpers/raw-upstream.ts';
 import { until } from './helpers/until.ts';
 
 /**
- * The circuit breaker of API.md §14 (src/resilience/breaker.ts, breaker-redis.ts): every transition on a clock the
+ * The circuit breaker of docs/resilience.md (src/resilience/breaker.ts, breaker-redis.ts): every transition on a clock the
  * test moves, on both stores; then what only Redis does (shared by instances, keys that expire, falling back to
  * memory when Redis is away). The Redis tests need the test Redis (bash scripts/test-services.sh) and are skipped,
  * saying so, when it is not reachable.
@@ -103,7 +103,7 @@ for (const store of stores) {
     it('closed: calls are admitted, not as trials', async () => {
       breakers = await store.make(clock);
       const key = freshKey();
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false, quiet: true });
       assert.equal(await breakers.state(key), 'closed');
     });
 
@@ -111,7 +111,7 @@ for (const store of stores) {
       const key = freshKey();
       assert.deepEqual(await fail(key, 4, 1000), [false, false, false, false]);
       assert.equal(await breakers.state(key), 'closed');
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false, quiet: false });
       later(1000);
       assert.deepEqual(await fail(key, 1), [true], 'the fifth failure is the one that opens it');
       assert.equal(await breakers.state(key), 'open');
@@ -174,7 +174,7 @@ for (const store of stores) {
       assert.equal(await breakers.state(key), 'open');
       later(1);
       assert.equal(await breakers.state(key), 'half_open');
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true, quiet: false });
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 60 }, "refused for the trial's lease");
       assert.equal(await breakers.state(key), 'half_open');
     });
@@ -184,10 +184,10 @@ for (const store of stores) {
       await fail(key, 5);
       later(30_000);
       const trial = await breakers.admit(key);
-      assert.deepEqual(trial, { ok: true, trial: true });
+      assert.deepEqual(trial, { ok: true, trial: true, quiet: false });
       await breakers.record(key, { success: true, trial: true });
       assert.equal(await breakers.state(key), 'closed');
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false, quiet: true });
       await fail(key, 4);
       assert.equal(await breakers.state(key), 'closed', 'and the count starts from zero');
     });
@@ -202,18 +202,18 @@ for (const store of stores) {
       assert.equal(await breakers.state(key), 'open');
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 30 });
       later(30_000);
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true, quiet: false });
     });
 
     it('a trial that never reports loses its lease after 60 s: the next caller is the trial', async () => {
       const key = freshKey();
       await fail(key, 5);
       later(30_000);
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true, quiet: false });
       later(59_000);
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 1 });
       later(1_000);
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: true, quiet: false });
       assert.deepEqual(await breakers.admit(key), { ok: false, retryAfterSeconds: 60 });
     });
 
@@ -246,7 +246,7 @@ for (const store of stores) {
       assert.equal(await breakers.state(key), 'half_open');
       later(1);
       assert.equal(await breakers.state(key), 'closed');
-      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
+      assert.deepEqual(await breakers.admit(key), { ok: true, trial: false, quiet: true });
     });
 
     it('100 callers at once on a half-open breaker: exactly one trial', async () => {
@@ -271,7 +271,7 @@ for (const store of stores) {
       const [a, b] = [freshKey(), freshKey()];
       await fail(a, 5);
       assert.equal(await breakers.state(a), 'open');
-      assert.deepEqual(await breakers.admit(b), { ok: true, trial: false });
+      assert.deepEqual(await breakers.admit(b), { ok: true, trial: false, quiet: true });
       await fail(b, 4);
       assert.equal(await breakers.state(b), 'closed');
     });
@@ -428,7 +428,7 @@ describe('circuit breaker in Redis: when Redis is away', () => {
     client.connect().catch(() => {});
     await until(() => client.status !== 'connecting' && client.status !== 'wait', 'the connection attempt failed');
     const key = freshKey();
-    assert.deepEqual(await breakers.admit(key), { ok: true, trial: false });
+    assert.deepEqual(await breakers.admit(key), { ok: true, trial: false, quiet: true });
     for (let i = 0; i < 5; i++) await breakers.record(key, { success: false, trial: false });
     assert.equal((await breakers.admit(key)).ok, false);
     assert.equal(log.lines.length, 1);

@@ -16,14 +16,14 @@ import {
 } from '../src/resilience/retry.ts';
 
 /**
- * The retry rules of API.md §14 as pure functions: backoff with full jitter, Retry-After in both forms, and which
+ * The retry rules of docs/resilience.md as pure functions: backoff with full jitter, Retry-After in both forms, and which
  * failure of which operation is tried again. No timers: every case is a value in, a value out.
  */
 
 const now = Date.UTC(2025, 5, 15, 12, 0, 0);
 
 describe('retrySettings', () => {
-  test("the defaults are §14's: 3 attempts, 200 ms base, 10 s ceiling", () => {
+  test('the defaults are the documented ones: 3 attempts, 200 ms base, 10 s ceiling', () => {
     assert.deepEqual(retrySettings(undefined), { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 10_000 });
     assert.ok(Object.isFrozen(defaultRetrySettings));
   });
@@ -193,7 +193,7 @@ describe('retryDecision', () => {
 
   const all: FailureKind[] = ['dns', 'refused', 'throttled', 'unavailable', 'timeout', 'reset', 'bad_gateway', 'gateway_timeout'];
 
-  test('an operation that changes nothing: every kind §14 names is retried, final is not', () => {
+  test('an operation that changes nothing: every kind docs/resilience.md names is retried, final is not', () => {
     for (const kind of all) assert.equal(retried(attempt({ kind })), true, kind);
     assert.deepEqual(retryDecision(attempt({ kind: 'final' })), { retry: false, why: 'not_retryable' });
     assert.deepEqual(retryDecision(attempt({ kind: 'final', surelyNotSent: true })), { retry: false, why: 'not_retryable' });

@@ -406,6 +406,7 @@ describe('starting on PostgreSQL', () => {
         { name: '005_people' },
         { name: '006_async_executions' },
         { name: '007_webhooks' },
+        { name: '008_execution_runs' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

@@ -328,7 +328,7 @@ describe("loading one WSDL within the execute's own limits", () => {
   test("the WSDL's documents spend the execute's bytes: 502 upstream_response_too_large, scope execute", async () => {
     const res = await testWsdl(h, acme, 'fits-budget');
     const error = assertError(res, 502, 'upstream_response_too_large');
-    assert.deepEqual(error.details, { limit_bytes: 2.5 * MiB, scope: 'execute' });
+    assert.deepEqual(error.details, { limit_bytes: 2.5 * MiB, scope: 'execute', attempts: 1, circuit: 'closed' });
     assert.equal(server.fetchesUnder('/fits-budget/').length, 3);
   });
 });

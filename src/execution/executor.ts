@@ -185,36 +185,9 @@ export function mayRunTwice(operation: Operation, fields: Fields): boolean {
 }
 
 /**
- * Reads may be retried when the upstream could not be reached or did not answer; writes never are. The execute's
- * own deadline is final: no retry after it, none that would start after it. Chained callbacks, not an async
- * function: a suspended async function keeps its frame for the whole upstream wait. What `run` throws before its
- * promise exists counts as its rejection.
- */
-function withReadRetry(run: () => Promise<ConnectorResult>, budget: ExecuteBudget, attempt = 1): Promise<ConnectorResult> {
-  let running: Promise<ConnectorResult>;
-  try {
-    running = run();
-  } catch (error) {
-    running = Promise.reject(error);
-  }
-  return running.catch((error: unknown) => {
-    const retryable =
-      error instanceof ApiError &&
-      (error.code === 'upstream_unreachable' || error.code === 'upstream_timeout') &&
-      error.details?.scope !== 'execute';
-    const pause = 200 + Math.random() * 200;
-    if (!retryable || attempt >= readAttempts || budget.remainingMs() <= pause) throw error;
-    return new Promise((resolve) => setTimeout(resolve, pause)).then(() => withReadRetry(run, budget, attempt + 1));
-  });
-}
-
-/** How many times a read is tried at most. */
-const readAttempts = 2;
-
-/**
- * Runs a send or receive, prepared first unless the caller has prepared it (a sync's parts). A receive is retried as a
- * whole, its preparing included (a WSDL that could not be loaded), until it has been prepared once. Not an async
- * function: a receive's promise is withReadRetry's own, with no frame of this one waiting on it.
+ * Runs a send or receive, prepared first unless the caller has prepared it (a sync's parts); never throws, it rejects.
+ * Its upstream requests are retried by the transport, each on its own (docs/resilience.md). Not an async function: a
+ * receive's promise is the connection's own, with no frame of this one waiting on it.
  */
 function runPrimitive(
   connection: Connection,
@@ -224,16 +197,14 @@ function runPrimitive(
   { prepared = false } = {},
 ): Promise<ConnectorResult> {
   if (operation !== 'receive') return runSend(connection, fields, budget, prepared);
-  let ready = prepared;
-  const receive = () => {
-    ready = true;
-    return connection.receive(fields);
-  };
-  return withReadRetry(() => {
-    if (ready) return connection.receive(fields);
-    const preparing = prepare(connection, operation, fields);
-    return preparing ? preparing.then(receive) : receive();
-  }, budget);
+  // What the receive throws before its promise exists (a field problem, a URL its credentials cannot go to) is its
+  // rejection, so that a batch entry's `.catch` sees it.
+  try {
+    const preparing = prepared ? undefined : prepare(connection, operation, fields);
+    return preparing ? preparing.then(() => connection.receive(fields)) : connection.receive(fields);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 async function runSend(

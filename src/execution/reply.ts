@@ -19,6 +19,8 @@ export interface Outcome {
   thrown: unknown;
   /** Whether a write may have reached the upstream. */
   reachedUpstream: boolean;
+  /** Tries of the upstream: the first and every retry (docs/resilience.md); a failure from upstream says it in `details.attempts`. */
+  attempts: number;
   /** Milliseconds spent on upstream requests, and in all. */
   upstreamMs: number;
   totalMs: number;
@@ -40,14 +42,39 @@ function successBody(result: ConnectorResult) {
   return { success: true as const, data: result.data, ...(result.errors && { errors: result.errors }) };
 }
 
-/** The failure answer of `thrown`; a bug becomes internal_error (logged), never its own message. */
-export function failureReply(thrown: unknown, requestId: string, secrets: SecretMatcher, log: FastifyBaseLogger): Reply {
+/** The failures an upstream answered or caused: their details say how many tries they took (`attempts`). */
+const upstreamFailures: ReadonlySet<string> = new Set([
+  'upstream_http_error',
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_invalid_response',
+  'upstream_response_too_large',
+  'upstream_auth_failed',
+  'graphql_errors',
+  'soap_fault',
+]);
+
+/**
+ * The failure answer of `thrown`; a bug becomes internal_error (logged), never its own message. A failure from
+ * upstream carries `details.attempts` (given `attempts`), unless it says its own.
+ */
+export function failureReply(
+  thrown: unknown,
+  requestId: string,
+  secrets: SecretMatcher,
+  log: FastifyBaseLogger,
+  attempts?: number,
+): Reply {
   let error = toApiError(thrown);
   if (!error) {
     log.error({ err: thrown }, 'execute failed with an unexpected error');
     error = new ApiError('internal_error');
   }
-  const body = errorBody(error.code, error.message, requestId, error.details, error.upstreamErrors);
+  const details =
+    attempts !== undefined && upstreamFailures.has(error.code) && error.details?.attempts === undefined
+      ? { ...error.details, attempts }
+      : error.details;
+  const body = errorBody(error.code, error.message, requestId, details, error.upstreamErrors);
   const { value, text } = redactReply(body, secrets);
   return {
     status: error.status,
@@ -64,7 +91,7 @@ export function failureReply(thrown: unknown, requestId: string, secrets: Secret
  * written is the execution's failure, answered as such.
  */
 export function replyFor(outcome: Outcome, requestId: string, log: FastifyBaseLogger): Reply {
-  if (outcome.result === undefined) return failureReply(outcome.thrown, requestId, outcome.secrets, log);
+  if (outcome.result === undefined) return failureReply(outcome.thrown, requestId, outcome.secrets, log, outcome.attempts);
   try {
     const { value, text } = redactReply(successBody(outcome.result), outcome.secrets);
     const body = serializeReply(value, text) ?? text;

@@ -23,6 +23,9 @@ import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
 import type { Deferral, JobQueue, QueueJob } from '../queue/job-queue.ts';
+import type { Admission, CircuitState } from '../resilience/breaker.ts';
+import { integrationKey } from '../resilience/config.ts';
+import { failureKind, isUpstreamOutage, type RetrySettings, retrySettings } from '../resilience/retry.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
@@ -108,6 +111,8 @@ interface Resolved {
   matchers: SecretMatcherCache;
   credentials: CredentialsForExecute;
   tls: TlsConfig | undefined;
+  /** How its failed upstream requests are tried again (`config.retry`, defaults filled). */
+  retry: RetrySettings;
 }
 
 /**
@@ -172,6 +177,10 @@ class BoundRun implements ConnectorContext {
     return this.#resolved.tls;
   }
 
+  get retry(): RetrySettings {
+    return this.#resolved.retry;
+  }
+
   get upstreamMaxBytes(): number {
     return this.#shared.upstreamMaxBytes;
   }
@@ -205,6 +214,49 @@ class BoundRun implements ConnectorContext {
 }
 
 const sealContext = (tenantId: string, executionId: string) => `async-request:${tenantId}:${executionId}`;
+
+/** An integration's `config.max_concurrency`, or undefined when it has none. */
+function maxConcurrencyOf(stored: StoredIntegration): number | undefined {
+  const limit = stored.config.max_concurrency;
+  return typeof limit === 'number' ? limit : undefined;
+}
+
+/** The refusal of a synchronous call that waited 1 s for a slot of its integration (docs/resilience.md#concurrency). */
+function concurrencyRefusal(integrationId: string, limit: number): ApiError {
+  const refused = new ApiError(
+    'rate_limited',
+    `Integration ${integrationId} already has ${limit} calls running on this instance (its max_concurrency), and none ended within 1 s; retry later.`,
+    { reason: 'integration_concurrency', limit },
+  );
+  refused.retryAfterSeconds = 1;
+  return refused;
+}
+
+/** A call refused because its integration's breaker is open (docs/resilience.md#circuit-breaker). */
+function circuitOpen(integrationId: string, admission: Extract<Admission, { ok: false }>): ApiError {
+  const refused = new ApiError(
+    'upstream_circuit_open',
+    `Calls to integration ${integrationId} failed one after another, so its circuit breaker is open: calls fail at once for ${admission.retryAfterSeconds} s more, then one trial call goes through.`,
+    { circuit: 'open', attempts: 0 },
+  );
+  refused.retryAfterSeconds = admission.retryAfterSeconds;
+  return refused;
+}
+
+/** The breaker's state in what `test` reports: `details.circuit` of its result, or of its failure. */
+function withCircuit(result: ConnectorResult, circuit: CircuitState): ConnectorResult {
+  const details = (result.data as { details?: Record<string, unknown> }).details;
+  if (typeof details !== 'object' || details === null) return result;
+  return { ...result, data: { ...result.data, details: { ...details, circuit } } };
+}
+
+function failureWithCircuit(thrown: unknown, circuit: CircuitState): unknown {
+  if (!(thrown instanceof ApiError)) return thrown;
+  const staged = new ApiError(thrown.code, thrown.message, { ...thrown.details, circuit });
+  staged.upstreamErrors = thrown.upstreamErrors;
+  staged.retryAfterSeconds = thrown.retryAfterSeconds;
+  return staged;
+}
 
 /**
  * The execute path, end to end (docs/execute.md#what-happens-in-order): the integration looked up, its connector bound, the request
@@ -264,14 +316,29 @@ export class ExecutionService {
    */
   #executeNow(call: ExecuteCall): Promise<ExecuteAnswer> {
     return this.#integration(call).then((stored) => {
-      // Taken at the start, so that the log's newest-first order is the order the calls began in.
-      const executionId = newExecutionId();
-      const startedAt = nowIso();
-      return this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds).then((outcome) => {
-        const reply = replyFor(outcome, call.requestId, call.log);
-        this.#record(call, outcome, reply, startedAt, 'sync');
-        return answerOf(outcome, reply);
+      const limit = maxConcurrencyOf(stored);
+      if (limit === undefined) return this.#executeStored(call, stored);
+      // One of the integration's slots on this instance, waited for up to 1 s (docs/resilience.md#concurrency).
+      const key = integrationKey(call.tenantId, stored.id);
+      return this.#ctx.integrationSlots.acquire(key, limit, { waitMs: 1000 }).then((release) => {
+        if (!release) {
+          this.#ctx.resilience.concurrencyFull(stored.connector, 'refused');
+          throw concurrencyRefusal(stored.id, limit);
+        }
+        return this.#executeStored(call, stored).finally(release);
       });
+    });
+  }
+
+  /** A synchronous call of a found integration, with its slot (if it has a max_concurrency): run, answered, recorded. */
+  #executeStored(call: ExecuteCall, stored: StoredIntegration): Promise<ExecuteAnswer> {
+    // Taken at the start, so that the log's newest-first order is the order the calls began in.
+    const executionId = newExecutionId();
+    const startedAt = nowIso();
+    return this.#run(call, stored, executionId, this.#ctx.config.executeDeadlineSeconds).then((outcome) => {
+      const reply = replyFor(outcome, call.requestId, call.log);
+      this.#record(call, outcome, reply, startedAt, 'sync');
+      return answerOf(outcome, reply);
     });
   }
 
@@ -351,7 +418,7 @@ export class ExecutionService {
    */
   async runJob(job: QueueJob<ExecutionJob>, log: FastifyBaseLogger): Promise<Deferral | undefined> {
     const { tenant_id: tenantId, execution_id: executionId } = job.data;
-    const { storage, masterKey, config } = this.#ctx;
+    const { storage, masterKey } = this.#ctx;
     const request = JSON.parse(decryptSecret(masterKey, job.data.sealed, sealContext(tenantId, executionId))) as SealedRequest;
     const call: ExecuteCall = {
       tenantId,
@@ -363,6 +430,29 @@ export class ExecutionService {
       requestId: request.request_id,
       log: log.child({ execution_id: executionId, tenant_id: tenantId }),
     };
+    const stored = await findIntegration(storage.db, tenantId, call.integrationId);
+    // The integration's max_concurrency: a run that finds its slots taken waits in the queue (deferred, not claimed), so
+    // it holds no worker that another integration's executions could use (docs/resilience.md#concurrency).
+    const limit = stored && maxConcurrencyOf(stored);
+    const release = limit
+      ? this.#ctx.integrationSlots.tryAcquire(integrationKey(tenantId, call.integrationId), limit)
+      : undefined;
+    if (stored && limit && !release) {
+      this.#ctx.resilience.concurrencyFull(stored.connector, 'deferred');
+      return { deferMs: 250 + Math.floor(Math.random() * 750) };
+    }
+    try {
+      await this.#runClaimed(call, executionId, stored);
+    } finally {
+      release?.();
+    }
+    return undefined;
+  }
+
+  /** runJob's part after a slot of the integration was had: the claim, the run, its end. */
+  async #runClaimed(call: ExecuteCall, executionId: string, stored: StoredIntegration | undefined): Promise<void> {
+    const { tenantId } = call;
+    const { storage, config } = this.#ctx;
     const claim = await claimExecution(storage.db, tenantId, executionId);
     const execution = claim.execution;
     if (!execution) return;
@@ -371,16 +461,19 @@ export class ExecutionService {
     } else {
       if (execution.status !== 'running') return;
       if (!mayRunTwice(call.operation, call.fields)) {
-        const unknown = new ApiError('upstream_outcome_unknown', undefined, { attempts: execution.attempts });
+        // `attempts`: the runs begun, the last of them cut short while its request may have been on its way.
+        const unknown = new ApiError('upstream_outcome_unknown', undefined, { attempts: claim.runs });
         // Its earlier run may have written: the record says so (reachedUpstream), as that run would have.
-        const outcome = { ...failedBeforeRun(executionId, execution.connector, unknown), reachedUpstream: true };
+        const outcome = {
+          ...failedBeforeRun(executionId, execution.connector, unknown),
+          reachedUpstream: true,
+          attempts: claim.runs,
+        };
         await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
         return;
       }
-      if (!(await reclaimExecution(storage.db, tenantId, executionId, execution.attempts))) return;
-      execution.attempts += 1;
+      if (!(await reclaimExecution(storage.db, tenantId, executionId, claim.runs))) return;
     }
-    const stored = await findIntegration(storage.db, tenantId, call.integrationId);
     const deleted = `No integration ${call.integrationId}: it was deleted after the call was accepted.`;
     const outcome = stored
       ? await this.#run(call, stored, executionId, config.asyncDeadlineSeconds)
@@ -438,7 +531,6 @@ export class ExecutionService {
       operation: call.operation,
       mode,
       ...endOf(outcome, reply),
-      attempts: 1,
       api_key_id: call.keyId,
       user_id: call.userId,
       request_id: call.requestId,
@@ -485,6 +577,7 @@ export class ExecutionService {
           },
         }),
         tls: integration.config.tls as TlsConfig | undefined,
+        retry: retrySettings(integration.config.retry as Parameters<typeof retrySettings>[0]),
       };
       this.#resolvedIntegrations.set(stored, resolved);
     }
@@ -508,29 +601,69 @@ export class ExecutionService {
   #run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
     const started = performance.now();
     const budget = this.#budget(call, deadlineSeconds, started);
+    const { breakers, resilience } = this.#ctx;
+    const key = integrationKey(call.tenantId, stored.id);
+    const connector = stored.connector;
+    budget.onRetry = (kind) => resilience.retried(connector, kind);
+    // The integration's circuit breaker is asked before the call's first upstream request (the transport's gate): a
+    // call its own checks refuse never asks it. `test` always goes through and changes nothing in it.
+    let admission: Extract<Admission, { ok: true }> | undefined;
+    if (call.operation !== 'test') {
+      budget.gate = () =>
+        breakers.admit(key).then((admitted) => {
+          if (!admitted.ok) {
+            resilience.refusedOpen(connector);
+            throw circuitOpen(stored.id, admitted);
+          }
+          admission = admitted;
+        });
+    }
     let bound: BoundRun | undefined;
     let running: Promise<ConnectorResult>;
     try {
       const run = this.#bind(call, stored, budget);
       bound = run;
+      budget.retry = run.retry;
       running = runExecute(run.definition, run.connection, call.operation, call.fields, budget);
       if (call.operation === 'test') running = running.then((ran) => withCertificateWarnings(ran, run.tls));
     } catch (error) {
       running = Promise.reject(error);
     }
+    if (call.operation === 'test') {
+      running = running.then(
+        (ran) => breakers.state(key).then((circuit) => withCircuit(ran, circuit)),
+        (thrown: unknown) =>
+          breakers.state(key).then((circuit) => {
+            throw failureWithCircuit(thrown, circuit);
+          }),
+      );
+    }
     const outcome = (result: ConnectorResult | undefined, thrown: unknown): Outcome => ({
       executionId,
-      connector: stored.connector,
+      connector,
       result,
       thrown,
       reachedUpstream: budget.wroteUpstream,
+      attempts: budget.attempts,
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
     });
+    // The call counts once in its breaker, after its retries: an outage (no connection, 429, 503, a timeout, a reset,
+    // 502, 504) as a failure, any other end as the upstream answering. A success of a quiet breaker changes nothing.
+    const settled = (result: ConnectorResult | undefined, thrown: unknown): Outcome | Promise<Outcome> => {
+      const admitted = admission;
+      if (admitted === undefined) return outcome(result, thrown);
+      const success = result !== undefined || !isUpstreamOutage(failureKind(thrown));
+      if (success && admitted.quiet) return outcome(result, thrown);
+      return breakers.record(key, { success, trial: admitted.trial }).then((opened) => {
+        if (opened) resilience.opened(connector);
+        return outcome(result, thrown);
+      });
+    };
     return running.then(
-      (result) => outcome(result, undefined),
-      (thrown: unknown) => outcome(undefined, thrown),
+      (result) => settled(result, undefined),
+      (thrown: unknown) => settled(undefined, thrown),
     );
   }
 }
@@ -545,7 +678,7 @@ function failedBeforeRun(
   thrown: unknown,
   spent: Pick<Outcome, 'upstreamMs' | 'totalMs' | 'secrets'> = { upstreamMs: 0, totalMs: 0, secrets: SecretMatcher.none },
 ): Outcome {
-  return { executionId, connector, result: undefined, thrown, reachedUpstream: false, ...spent };
+  return { executionId, connector, result: undefined, thrown, reachedUpstream: false, attempts: 1, ...spent };
 }
 
 /** What an execution's record says of how it ended: the reply's status, code, message and details, and its time. */
@@ -558,6 +691,7 @@ function endOf(outcome: Outcome, reply: Reply) {
     error_details: reply.errorDetails,
     message_count: reply.messageCount,
     duration_ms: Math.round(outcome.totalMs),
+    attempts: outcome.attempts,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The circuit breakers of breaker.ts shared by every instance through Redis (API.md §14: "shared by instances
+ * The circuit breakers of breaker.ts shared by every instance through Redis (docs/resilience.md#circuit-breaker: "shared by instances
  * through Redis when REDIS_URL is set"). Promises, beyond breaker.ts's:
  * - Each transition is one Lua script over one hash per key, so it is atomic across instances: of 100 concurrent
  *   admits to a half-open breaker, on any mix of instances, exactly one is the trial.
@@ -58,18 +58,19 @@ local function open(key, now, openMs, keepMs)
 end
 `;
 
-/** ARGV: now, trialLeaseMs. Returns {1, trial (0|1)} when admitted, {0, ms left} when refused. */
+/** ARGV: now, trialLeaseMs. Returns {1, trial (0|1), quiet (0|1)} when admitted, {0, ms left} when refused. */
 const admitScript = `${prelude}
 local now = clock(ARGV[1])
 local lease = tonumber(ARGV[2])
 local s = load(KEYS[1], now)
-if not s or not s.o then return {1, 0} end
+if not s then return {1, 0, 1} end
+if not s.o then return {1, 0, 0} end
 if now < s.o then return {0, s.o - now} end
 if s.t and now < s.t then return {0, s.t - now} end
 local expires = math.max(s.e, now + lease)
 redis.call('HSET', KEYS[1], 't', ms(now + lease), 'e', ms(expires))
 redis.call('PEXPIRE', KEYS[1], expires - now)
-return {1, 1}
+return {1, 1, 0}
 `;
 
 /**
@@ -176,11 +177,11 @@ export class RedisBreakers implements CircuitBreakers {
   admit(key: string): Promise<Admission> {
     return this.#shared(
       async () => {
-        const [admitted, value] = (await scripts.admit.run(this.#client, this.#key(key), [
+        const [admitted, value, quiet] = (await scripts.admit.run(this.#client, this.#key(key), [
           this.#clock(),
           this.settings.trialLeaseMs,
-        ])) as [number, number];
-        return admitted === 1 ? { ok: true, trial: value === 1 } : refusal(value);
+        ])) as [number, number, number?];
+        return admitted === 1 ? { ok: true, trial: value === 1, quiet: quiet === 1 } : refusal(value);
       },
       () => this.#fallback.admitNow(key),
     );

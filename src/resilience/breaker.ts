@@ -1,5 +1,5 @@
 /**
- * A circuit breaker per key (an integration), API.md §14. Promises, for every store:
+ * A circuit breaker per key (an integration), docs/resilience.md. Promises, for every store:
  * - closed: calls are admitted; `failureThreshold` (5) failed calls in a row, all within `failureWindowMs` (30 s) of
  *   the latest, open it. A success starts the count over. A call counts once, after its retries (the caller's job).
  * - open for `openMs` (30 s): calls are refused with the whole seconds left (at least 1), for `Retry-After`.
@@ -26,9 +26,12 @@
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
-/** An admitted call (`trial`: it is the one call that decides a half-open breaker), or a refusal. */
+/**
+ * An admitted call (`trial`: it is the one call that decides a half-open breaker; `quiet`: the breaker holds nothing
+ * for the key, closed without failures, so a success changes nothing and need not be recorded), or a refusal.
+ */
 export type Admission =
-  | { readonly ok: true; readonly trial: boolean }
+  | { readonly ok: true; readonly trial: boolean; readonly quiet: boolean }
   | { readonly ok: false; readonly retryAfterSeconds: number };
 
 /** How an admitted call ended: `trial` as `admit` said. */
@@ -124,12 +127,12 @@ export function admitted(
   now: number,
   settings: BreakerSettings,
 ): { admission: Admission; entry: BreakerEntry | undefined } {
-  if (entry?.openUntil === undefined) return { admission: { ok: true, trial: false }, entry };
+  if (entry?.openUntil === undefined) return { admission: { ok: true, trial: false, quiet: entry === undefined }, entry };
   if (now < entry.openUntil) return { admission: refusal(entry.openUntil - now), entry };
   if (entry.trialUntil !== undefined && now < entry.trialUntil) return { admission: refusal(entry.trialUntil - now), entry };
   const trialUntil = now + settings.trialLeaseMs;
   return {
-    admission: { ok: true, trial: true },
+    admission: { ok: true, trial: true, quiet: false },
     entry: { ...entry, trialUntil, expiresAt: Math.max(entry.expiresAt, trialUntil) },
   };
 }

@@ -1,7 +1,7 @@
 import type { ValidationIssue } from '../errors.ts';
 
 /**
- * The config fields every connector has for upstreams that fail (API.md §14, docs/resilience.md): `retry` and
+ * The config fields every connector has for upstreams that fail (docs/resilience.md): `retry` and
  * `max_concurrency`. Their schemas are part of each connector's `configProperties`; what one schema cannot say (a
  * backoff ceiling below its base) is `resilienceProblems`.
  */
@@ -16,7 +16,7 @@ export const retrySchema = {
   },
 } as const;
 
-/** §14's defaults, as `config.retry` shows them when it is unset or partly set. */
+/** The documented defaults, as `config.retry` shows them when it is unset or partly set. */
 export const retryDefaults = Object.freeze({ max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 });
 
 /** The retry settings a config runs with, as the API shows them: each field stored or at its default. */
@@ -36,4 +36,12 @@ export function resilienceProblems(config: Readonly<Record<string, unknown>>): V
   const { base_delay_ms: base, max_delay_ms: max } = retryView(config);
   if (base <= max) return [];
   return [{ path: 'config.retry.max_delay_ms', message: `must be at least base_delay_ms (${base})` }];
+}
+
+/**
+ * An integration's key for its circuit breaker and its concurrency slots: its tenant and its id, encoded so that
+ * neither can pose as the other (`a/b` of tenant `t` is not `b` of tenant `t/a`).
+ */
+export function integrationKey(tenantId: string, integrationId: string): string {
+  return `${encodeURIComponent(tenantId)}/${encodeURIComponent(integrationId)}`;
 }

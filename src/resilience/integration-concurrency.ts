@@ -1,10 +1,10 @@
 /**
- * How many calls of one integration run at once on this instance (`config.max_concurrency`, API.md §14). Promises:
+ * How many calls of one integration run at once on this instance (`config.max_concurrency`, docs/resilience.md). Promises:
  * - A call gets a slot when fewer than its `limit` calls of the key are running and nobody is waiting before it;
  *   otherwise it waits, first come first served. The limit is the caller's, per call: an integration's config may
  *   change between calls, and the new limit applies from the next call on. With limits that differ while a change
  *   settles, a waiter whose limit is lower holds the ones behind it until enough calls end (no overtaking: FIFO).
- * - `acquire` (synchronous calls) waits at most `waitMs`, then gives up with undefined (§14: 1 s, then 429);
+ * - `acquire` (synchronous calls) waits at most `waitMs`, then gives up with undefined (1 s, then 429);
  *   `acquireWhenFree` (the async worker) waits as long as it takes, unless its AbortSignal fires (shutdown).
  * - No leaks: a waiter that gives up (timeout, abort) is removed at once, and a key with nothing running and nobody
  *   waiting takes no room. A release counts once, however often it is called.

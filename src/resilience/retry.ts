@@ -1,15 +1,15 @@
 /**
- * When a failed upstream call is tried again, and after how long (API.md §14): pure functions, no timers, no I/O,
+ * When a failed upstream call is tried again, and after how long (docs/resilience.md): pure functions, no timers, no I/O,
  * so the executor can ask them between attempts and the tests can pin every rule.
  *
  * Promises:
  * - `backoffDelayMs` is exponential backoff with full jitter: uniform in [0, min(max, base·2^(attempt-1))], whole ms.
  * - `retryAfterMs` reads a `Retry-After` value (delta-seconds or HTTP-date, RFC 9110 §10.2.3) as ms from now:
  *   undefined when absent or not valid, never negative.
- * - `retryDecision` encodes §14 and nothing else: which failures are retried for which operations, at most
+ * - `retryDecision` encodes docs/resilience.md's rules and nothing else: which failures are retried for which operations, at most
  *   `maxAttempts` attempts, a delay of max(backoff, Retry-After), and no retry whose delay does not fit the deadline.
  * - `failureKind` names a failure (an ApiError from the transport or a connector, or an HTTP status) in the terms of
- *   §14; one function, so the retry and the circuit breaker decide "which failure is this" the same way.
+ *   docs/resilience.md; one function, so the retry and the circuit breaker decide "which failure is this" the same way.
  *
  * Own code rather than cockatiel's retry policy: the rules turn on things cockatiel does not know (whether a request
  * surely never reached the upstream, a server's Retry-After against our deadline), and a pure decision is easier to
@@ -26,7 +26,7 @@ export interface RetrySettings {
   readonly maxDelayMs: number;
 }
 
-/** §14's defaults: `{max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10000}`. */
+/** the documented defaults: `{max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10000}`. */
 export const defaultRetrySettings: RetrySettings = Object.freeze({ maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 10_000 });
 
 /** An integration's `config.retry` as stored (already validated by the integration schema). */
@@ -131,7 +131,7 @@ export function retryAfterMs(value: string | undefined, nowMs: number): number |
 }
 
 /**
- * A failure in the terms of §14:
+ * A failure in the terms of docs/resilience.md:
  * - `dns`, `refused`: no connection could be made;
  * - `throttled` (429), `unavailable` (503): the upstream answered that it would not take the request now;
  * - `timeout`, `reset`, `bad_gateway` (502), `gateway_timeout` (504): the request may have been taken and lost;
@@ -149,7 +149,7 @@ export type FailureKind =
   | 'gateway_timeout'
   | 'final';
 
-/** The kind of an HTTP answer's status: §14 names 429, 502, 503 and 504; every other status is `final`. */
+/** The kind of an HTTP answer's status: docs/resilience.md names 429, 502, 503 and 504; every other status is `final`. */
 export function statusFailureKind(status: number): FailureKind {
   if (status === 429) return 'throttled';
   if (status === 503) return 'unavailable';
@@ -168,14 +168,14 @@ export function failureKind(failure: unknown): FailureKind {
   if (failure.code === 'upstream_timeout') return 'timeout';
   const cause = failure.details?.cause;
   if (failure.code === 'upstream_unreachable') {
-    // `tls`, `proxy` and `network` (EHOSTUNREACH, a connect timeout) are not in §14's list (`dns`, `refused`).
+    // `tls`, `proxy` and `network` (EHOSTUNREACH, a connect timeout) are not in the documented list (`dns`, `refused`).
     return cause === 'dns' || cause === 'refused' || cause === 'reset' ? cause : 'final';
   }
   const status = failure.details?.upstream_status;
   return typeof status === 'number' ? statusFailureKind(status) : 'final';
 }
 
-/** Whether a call that ended in this kind of failure counts towards opening the circuit breaker (§14). */
+/** Whether a call that ended in this kind of failure counts towards opening the circuit breaker (docs/resilience.md). */
 export function isUpstreamOutage(kind: FailureKind): boolean {
   return kind !== 'final';
 }
@@ -203,8 +203,8 @@ export type RetryDecision =
   | {
       readonly retry: false;
       /**
-       * `not_retryable`: §14 never retries this kind; `send_not_retried`: an operation that changes something, whose
-       * failure §14 retries only for reads (or whose request may have left); `attempts_exhausted`: `maxAttempts` were
+       * `not_retryable`: never retried this kind; `send_not_retried`: an operation that changes something, whose
+       * failure is retried only for reads (or whose request may have left); `attempts_exhausted`: `maxAttempts` were
        * made; `deadline`: the wait would not end before the deadline.
        */
       readonly why: 'not_retryable' | 'send_not_retried' | 'attempts_exhausted' | 'deadline';
@@ -216,19 +216,19 @@ const retriedForAll = new Set<FailureKind>(['dns', 'refused', 'throttled', 'unav
 const retriedForReads = new Set<FailureKind>(['timeout', 'reset', 'bad_gateway', 'gateway_timeout']);
 
 /**
- * Whether to try a failed attempt again, and after how long (API.md §14).
+ * Whether to try a failed attempt again, and after how long (docs/resilience.md).
  *
- * Which failures, read literally from §14: `dns`/`refused` and `429`/`503` for every operation; timeouts, resets and
- * `502`/`504` as well for an operation that changes nothing upstream. "A `send` is retried only when the request
- * surely never reached the upstream" then narrows what a `send` may retry; this is how that sentence is read:
+ * Which failures, as docs/resilience.md lists them: for an operation that changes nothing upstream, `dns`/`refused`,
+ * `429`/`503`, timeouts, resets and `502`/`504`. A `send` is retried only when the request surely never reached the
+ * upstream; this is how that is read:
  * - `dns`/`refused` (no connection was made): retried when the transport confirms no byte left (`surelyNotSent`,
  *   sent-tracking.ts). They always have it; asking anyway means a misnamed failure can never send a write twice.
  * - `429`/`503`: not retried for a `send`. The request arrived: an answer came back. Both statuses say the server
  *   refused it without acting on it (RFC 6585 §4, RFC 9110 §15.6.4), but that is the upstream's word, and a 503 may
- *   come from a gateway that gave up on an origin already working on it. Issue 21 asks that "surely never reached"
- *   be decided from the transport, not from codes; a write that may be applied twice is the worse failure.
+ *   come from a gateway that gave up on an origin already working on it. "Surely never reached" is decided from the
+ *   transport, not from codes: a write that may be applied twice is the worse failure.
  * - timeouts, resets, `502`/`504`: never retried for a `send`, even when `surelyNotSent` (a deadline that fired
- *   while connecting): §14 lists them for operations that change nothing only.
+ *   while connecting): they are listed for operations that change nothing only.
  *
  * How long: max(backoff, Retry-After); Retry-After is honoured beyond `maxDelayMs`, up to the deadline. No retry when
  * that wait would reach the deadline (the next attempt would have no time left).

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError, validationFailed } from '../errors.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { applyConfigWrite, integrationView } from '../integrations/config.ts';
+import { integrationKey } from '../resilience/config.ts';
 import {
   deleteIntegration,
   findIntegration,
@@ -82,6 +83,8 @@ async function writeIntegration(
     );
     if (saved) {
       ctx.integrations.forget(tenantId, id);
+      // A changed integration starts with a closed breaker: the change may be the fix (docs/resilience.md).
+      await ctx.breakers.forget(integrationKey(tenantId, id));
       return { saved, created: !existing, definition: plan.definition };
     }
   }
@@ -222,6 +225,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
       const { tenantId } = caller(request);
       const deleted = await deleteIntegration(db, tenantId, request.params.id);
       ctx.integrations.forget(tenantId, request.params.id);
+      await ctx.breakers.forget(integrationKey(tenantId, request.params.id));
       if (!deleted) throw notFound(request.params.id);
       return ok({ id: request.params.id, deleted: true });
     },

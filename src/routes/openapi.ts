@@ -259,7 +259,8 @@ const executionFields = {
   duration_ms: { type: 'integer', description: 'How long its run took (0 until it ran).' },
   attempts: {
     type: 'integer',
-    description: 'Runs begun: 1, or more when a run was cut short by its process dying and begun again; 0 while queued.',
+    description:
+      'Tries of the upstream: the first and every retry (docs/resilience.md#attempts); 0 until an async execution ended.',
   },
   api_key_id: { type: ['string', 'null'], description: 'The key that called; null when a person did.' },
   user_id: { type: ['string', 'null'], description: 'The signed-in person who called; null for a key.' },

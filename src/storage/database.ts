@@ -12,6 +12,7 @@ import * as executionDetails from './migrations/004_execution_details.ts';
 import * as people from './migrations/005_people.ts';
 import * as asyncExecutions from './migrations/006_async_executions.ts';
 import * as webhooks from './migrations/007_webhooks.ts';
+import * as executionRuns from './migrations/008_execution_runs.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '005_people': people,
   '006_async_executions': asyncExecutions,
   '007_webhooks': webhooks,
+  '008_execution_runs': executionRuns,
 };
 
 const requireModule = createRequire(import.meta.url);

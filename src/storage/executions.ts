@@ -10,7 +10,7 @@ export const finishedStatuses: readonly ExecutionStatus[] = ['succeeded', 'faile
 /** One execute call as the log shows it; request bodies are never stored, an async one's answer is (`result`). */
 export type Execution = Omit<
   ExecutionsTable,
-  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at'
+  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at' | 'runs'
 > & {
   mode: 'sync' | 'async';
   status: ExecutionStatus;
@@ -60,7 +60,7 @@ export function newExecutionId(): string {
 }
 
 function fromRow(row: Selectable<ExecutionsTable>): Execution {
-  const { tenant_id: _tenant, result: _result, result_expires_at: _expires, ...rest } = row;
+  const { tenant_id: _tenant, result: _result, result_expires_at: _expires, runs: _runs, ...rest } = row;
   const httpStatus = Number(rest.http_status);
   return {
     ...rest,
@@ -94,6 +94,7 @@ const columns = [
   'started_at',
   'mode',
   'attempts',
+  'runs',
   'finished_at',
   'result',
   'result_expires_at',
@@ -127,6 +128,8 @@ function rowOf(tenantId: string, execution: Execution, kept: ResultColumns = noR
     started_at: execution.started_at,
     mode: execution.mode,
     attempts: execution.attempts,
+    // Every row is inserted before any run: queued, or a synchronous call's (claimExecution counts the runs).
+    runs: 0,
     finished_at: execution.finished_at,
     result: kept.result,
     result_expires_at: kept.result_expires_at,
@@ -137,15 +140,14 @@ function rowOf(tenantId: string, execution: Execution, kept: ResultColumns = noR
 const noResult: ResultColumns = { result: null, result_expires_at: null };
 
 /**
- * The columns a synchronous call's row sets: the others (`mode` 'sync', `attempts` 1, no `result` and no expiry) are
- * the columns' defaults. Binding fewer values is most of what a row costs on SQLite.
+ * The columns a synchronous call's row sets when it was tried once: the others (`mode` 'sync', `attempts` 1, `runs` 0,
+ * no `result` and no expiry) are the columns' defaults. Binding fewer values is most of what a row costs on SQLite.
  */
-const syncColumns = columns.filter(
-  (column) => column !== 'mode' && column !== 'attempts' && column !== 'result' && column !== 'result_expires_at',
-);
+const defaulted: ReadonlySet<string> = new Set(['mode', 'attempts', 'runs', 'result', 'result_expires_at']);
+const syncColumns = columns.filter((column) => !defaulted.has(column));
 
 /** The columns PostgreSQL reads as integers from a batch's JSON (`->>` gives text); the others are text. */
-const integerColumns: ReadonlySet<string> = new Set(['http_status', 'message_count', 'duration_ms', 'attempts']);
+const integerColumns: ReadonlySet<string> = new Set(['http_status', 'message_count', 'duration_ms', 'attempts', 'runs']);
 
 /**
  * PostgreSQL: a batch's rows as one JSON parameter, an array of arrays in `columns` order, read back in SQL. Binding
@@ -255,7 +257,7 @@ async function leaveQueue(
   change:
     | UpdateObject<Database, 'executions'>
     | ((eb: ExpressionBuilder<Database, 'executions'>) => UpdateObject<Database, 'executions'>),
-): Promise<{ changed: boolean; execution: Execution | undefined }> {
+): Promise<{ changed: boolean; execution: Execution | undefined; runs: number }> {
   const updated = await db
     .updateTable('executions')
     .set(change)
@@ -269,37 +271,37 @@ async function leaveQueue(
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return { changed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row) };
+  return { changed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row), runs: Number(row?.runs ?? 0) };
 }
 
 /**
- * Claims a queued execution for a run: `queued` becomes `running` and `attempts` grows, in one conditional update, so
+ * Claims a queued execution for a run: `queued` becomes `running` and `runs` grows, in one conditional update, so
  * of two workers given the same job only one runs it. Returns the row as it is after the attempt (claimed or not).
  */
 export async function claimExecution(
   db: Db,
   tenantId: string,
   id: string,
-): Promise<{ claimed: boolean; execution: Execution | undefined }> {
-  const { changed, execution } = await leaveQueue(db, tenantId, id, (eb) => ({
+): Promise<{ claimed: boolean; execution: Execution | undefined; runs: number }> {
+  const { changed, execution, runs } = await leaveQueue(db, tenantId, id, (eb) => ({
     status: 'running',
-    attempts: eb('attempts', '+', 1),
+    runs: eb('runs', '+', 1),
   }));
-  return { claimed: changed, execution };
+  return { claimed: changed, execution, runs };
 }
 
 /**
- * Runs a running execution again (its earlier run's process died): `attempts` grows, only while it is still
- * `running` with the attempts it was read with, so two workers that find it do not both run it.
+ * Runs a running execution again (its earlier run's process died): `runs` grows, only while it is still `running`
+ * with the runs it was read with, so two workers that find it do not both run it.
  */
-export async function reclaimExecution(db: Db, tenantId: string, id: string, attempts: number): Promise<boolean> {
+export async function reclaimExecution(db: Db, tenantId: string, id: string, runs: number): Promise<boolean> {
   const updated = await db
     .updateTable('executions')
-    .set({ attempts: attempts + 1 })
+    .set({ runs: runs + 1 })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .where('status', '=', 'running')
-    .where('attempts', '=', attempts)
+    .where('runs', '=', runs)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
 }
@@ -317,6 +319,7 @@ export async function finishExecution(db: Db, tenantId: string, execution: Execu
       error_details: ended.error_details,
       message_count: ended.message_count,
       duration_ms: ended.duration_ms,
+      attempts: ended.attempts,
       finished_at: ended.finished_at,
       result: ended.result,
       result_expires_at: ended.result_expires_at,

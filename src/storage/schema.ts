@@ -80,8 +80,10 @@ export interface ExecutionsTable {
   started_at: string;
   /** `sync`, or `async` for one accepted with `Prefer: respond-async`. */
   mode: string;
-  /** Runs begun: 1 for a synchronous call; more when a run was cut short by its process dying and begun again. */
+  /** Tries of the upstream: the first and every retry (docs/resilience.md); 0 while queued. */
   attempts: number;
+  /** An async execution's runs begun: more than 1 when a run was cut short by its process dying; 0 for a synchronous call. */
+  runs: number;
   finished_at: string | null;
   /** An async execution's answer, as the synchronous call would have sent it (JSON text, secrets redacted). */
   result: string | null;

@@ -17,6 +17,11 @@ export interface UpstreamRequest {
   /** One deadline from connect to the last byte of the body. */
   timeoutMs: number;
   /**
+   * `performance.now()` after which no try of this request runs, retries included (a WSDL's documents, all within
+   * the integration's timeout_seconds); the execute's own deadline applies anyway.
+   */
+  endsAt?: number;
+  /**
    * Whether the request may change something upstream; by default a POST does and a GET does not. `false` for a POST
    * that changes nothing (a GraphQL query, a SOAP receive, an OAuth2 token request): it does not count as a write that
    * may have reached the upstream, and is retried after timeouts, resets, 502 and 504 too (docs/resilience.md). Any
@@ -170,7 +175,7 @@ function retried(
     surelyNotSent,
     attempt: n,
     settings: budget.retry,
-    remainingMs: budget.remainingMs(),
+    remainingMs: Math.min(budget.remainingMs(), (upstream.endsAt ?? Number.POSITIVE_INFINITY) - performance.now()),
     retryAfterMs: retryAfter,
     random: budget.random,
   });
@@ -206,7 +211,9 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
   const budget = upstream.budget;
   budget?.assertCanSend();
   const executeMs = budget?.remainingMs() ?? Number.POSITIVE_INFINITY;
-  const timeoutMs = Math.max(1, Math.ceil(Math.min(upstream.timeoutMs, executeMs)));
+  const requestMs =
+    upstream.endsAt === undefined ? upstream.timeoutMs : Math.min(upstream.timeoutMs, upstream.endsAt - performance.now());
+  const timeoutMs = Math.max(1, Math.ceil(Math.min(requestMs, executeMs)));
   const executeBytes = budget?.remainingBytes() ?? Number.POSITIVE_INFINITY;
   const maxBodyBytes = Math.min(upstream.maxBodyBytes, executeBytes);
   const deadline = new AbortController();
@@ -236,7 +243,7 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
     }
     const failure = upstreamFailure(err, { host, timeoutMs, timedOut: deadline.signal.aborted });
     connected ||= mayHaveArrived(failure);
-    if (budget && executeMs < upstream.timeoutMs && failure instanceof ApiError && failure.code === 'upstream_timeout') {
+    if (budget && executeMs < requestMs && failure instanceof ApiError && failure.code === 'upstream_timeout') {
       throw budget.timedOut();
     }
     throw failure;

@@ -136,6 +136,10 @@ export async function propertyFixture(): Promise<PropertyFixture> {
     connector: 'soap-1.0.0',
     config: { endpoint_url, namespace: 'urn:x', auth_value: 'sv-1' },
   });
+  const withQuickRetries = (integration: { connector: string; config: object }) => ({
+    ...integration,
+    config: { ...integration.config, retry: { base_delay_ms: 1, max_delay_ms: 2 } },
+  });
   const fixed: Record<string, object> = {
     'gql-ok': gql(`${up}/ok`),
     'gql-errors': gql(`${up}/errors`),
@@ -143,12 +147,13 @@ export async function propertyFixture(): Promise<PropertyFixture> {
     'gql-partial-nul': gql(`${up}/partial-nul`),
     'gql-garbage': gql(`${up}/garbage`),
     'gql-http500': gql(`${up}/http500`),
-    'gql-closed': gql(`http://127.0.0.1:${closed}/`),
+    // Retried at the smallest waits (docs/resilience.md): thousands of generated calls, each tried three times.
+    'gql-closed': withQuickRetries(gql(`http://127.0.0.1:${closed}/`)),
     'gql-nourl': gql(),
     'soap-ok': soap(`${up}/soap`),
     'soap-fault-nul': soap(`${up}/soap-fault-nul`),
     'soap-wsdl': soap(`${up}/service?wsdl`),
-    'soap-closed': soap(`http://127.0.0.1:${closed}/`),
+    'soap-closed': withQuickRetries(soap(`http://127.0.0.1:${closed}/`)),
   };
   for (const [id, body] of Object.entries(fixed)) await put('acme', star.key, id, body);
   await put('other', sandbox.key, 'gql-ok', gql(`${up}/ok`));

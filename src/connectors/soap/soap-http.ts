@@ -75,6 +75,8 @@ export class SoapHttp {
         timeoutMs: bounds.timeoutMs,
         maxBodyBytes: bounds.maxBodyBytes,
         budget: this.#options.budget,
+        // A retried document gets no more time than the whole load has left.
+        endsAt: this.#loadEndsAt,
       })
       .then(
         (response) => {

@@ -14,7 +14,7 @@ function Outcome({ e }) {
     return html`<div class="card"><h2>Queued</h2><p>Waiting for a worker. This page follows it until it finishes.</p></div>`;
   }
   if (e.status === 'running') {
-    return html`<div class="card"><h2>Running</h2><p>Attempt ${e.attempts}. This page follows it until it finishes.</p></div>`;
+    return html`<div class="card"><h2>Running</h2><p>This page follows it until it finishes.</p></div>`;
   }
   if (e.status === 'canceled') {
     return html`<div class="card"><h2>Canceled</h2><p>Canceled before it ran: nothing was sent upstream.</p></div>`;
@@ -62,7 +62,8 @@ export function ExecutionDetail({ tenant, role, id }) {
     ['Operation', html`<code>${e.operation}</code>`],
     ['Mode', e.mode],
     ['Status', html`<${StatusBadge} status=${e.status} />`],
-    ['Attempts', e.attempts],
+    // Tries of the upstream, retries included: known when it has finished.
+    ['Attempts', e.finished_at ? e.attempts : '—'],
     ['HTTP status', e.http_status ?? '—'],
     ['Started', formatDateTime(e.started_at)],
     ['Finished', formatDateTime(e.finished_at)],

@@ -231,7 +231,7 @@ export function Executions({ tenant, role }) {
                   <td class="hide-sm"><code>${e.operation}</code></td>
                   <td class="hide-md">${e.mode}</td>
                   <td><${StatusBadge} status=${e.status} /></td>
-                  <td class="hide-lg num">${e.attempts}</td>
+                  <td class="hide-lg num">${e.finished_at ? e.attempts : html`<span class="muted">—</span>`}</td>
                   <td class="hide-sm num">${e.http_status ?? html`<span class="muted">—</span>`}</td>
                   <td class="hide-md num">${durationOf(e)}</td>
                   <td class="hide-md">${e.error_code ? html`<code>${e.error_code}</code>` : html`<span class="muted">—</span>`}</td>
