@@ -495,7 +495,7 @@ describe('execute with the SOAP connector in WSDL mode', () => {
     assertError(xxe, 502, 'upstream_invalid_response');
     assert.ok(!xxe.body.includes(passwd));
     answer = [200, envelope('<s:Fault><faultcode>s:Server</faultcode><faultstring>down</faultstring></s:Fault>')];
-    const fault = { fault_code: 's:Server', fault_string: 'down', detail: null };
+    const fault = { fault_code: 's:Server', fault_string: 'down', detail: null, attempts: 1 };
     assert.deepEqual(assertError(await echo(), 502, 'soap_fault').details, fault);
   });
 });

@@ -36,6 +36,8 @@ export interface Reply {
   errorCode: string | null;
   errorMessage: string | null;
   errorDetails: Record<string, unknown> | null;
+  /** Seconds for `Retry-After` (an open circuit breaker, a full integration), or undefined. */
+  retryAfterSeconds?: number;
 }
 
 function successBody(result: ConnectorResult) {
@@ -83,6 +85,7 @@ export function failureReply(
     errorCode: error.code,
     errorMessage: value.error.message,
     errorDetails: value.error.details ?? null,
+    retryAfterSeconds: error.retryAfterSeconds,
   };
 }
 

@@ -77,6 +77,8 @@ export interface ExecuteAnswer {
   executionId: string;
   connector: string;
   errorCode: string | null;
+  /** Seconds for `Retry-After`, when the failure says when to come back (docs/resilience.md#circuit-breaker). */
+  retryAfterSeconds?: number;
 }
 
 /** What an accepted async call answers: the queued execution, or the failure the synchronous call would have had. */
@@ -608,10 +610,13 @@ export class ExecutionService {
     // The integration's circuit breaker is asked before the call's first upstream request (the transport's gate): a
     // call its own checks refuse never asks it. `test` always goes through and changes nothing in it.
     let admission: Extract<Admission, { ok: true }> | undefined;
+    // A call the open breaker refused tried the upstream 0 times (its record's `attempts`).
+    let refusedOpen = false;
     if (call.operation !== 'test') {
       budget.gate = () =>
         breakers.admit(key).then((admitted) => {
           if (!admitted.ok) {
+            refusedOpen = true;
             resilience.refusedOpen(connector);
             throw circuitOpen(stored.id, admitted);
           }
@@ -644,7 +649,7 @@ export class ExecutionService {
       result,
       thrown,
       reachedUpstream: budget.wroteUpstream,
-      attempts: budget.attempts,
+      attempts: refusedOpen ? 0 : budget.attempts,
       upstreamMs: budget.upstreamMs,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
@@ -705,5 +710,6 @@ function answerOf(outcome: Outcome, reply: Reply): ExecuteAnswer {
     executionId: outcome.executionId,
     connector: outcome.connector,
     errorCode: reply.errorCode,
+    retryAfterSeconds: reply.retryAfterSeconds,
   };
 }

@@ -31,11 +31,16 @@ const failureMeanings = {
   422:
     '`integration_misconfigured` (the stored config cannot run), `egress_denied` (the upstream address is refused) or ' +
     '`idempotency_key_reused` (the key came with another request).',
-  429: '`rate_limited`: over the key’s limit, or this tenant’s executes running at once (`details.reason: "concurrency"`); with Retry-After.',
+  429:
+    '`rate_limited`: over the key’s limit, this tenant’s executes running at once (`details.reason: "concurrency"`) or ' +
+    'this integration’s `max_concurrency` (`details.reason: "integration_concurrency"`); with Retry-After.',
   502:
     'The upstream failed: `graphql_errors` (with top-level `errors`), `soap_fault`, `upstream_http_error`, ' +
     '`upstream_invalid_response`, `upstream_response_too_large`, `upstream_unreachable` or `upstream_auth_failed` ' +
     '(the OAuth2 token endpoint refused).',
+  503:
+    '`upstream_circuit_open`: the integration’s circuit breaker is open after failed calls one after another; with ' +
+    'Retry-After. Also `service_unavailable` while the instance shuts down.',
   504: '`upstream_timeout`: the upstream, or the whole execute (`details.scope: "execute"`), ran out of time.',
 } as const;
 
@@ -67,6 +72,7 @@ function answered(
     upstream_ms: answer.upstreamMs,
   };
   reply.code(answer.status).header('server-timing', serverTiming(answer)).type('application/json; charset=utf-8');
+  if (answer.retryAfterSeconds !== undefined) reply.header('retry-after', String(answer.retryAfterSeconds));
   return reply.send(typeof answer.body === 'string' ? answer.body : replyBody(request, reply, answer.body));
 }
 
@@ -138,7 +144,7 @@ export function registerExecuteRoute(app: FastifyInstance, ctx: AppContext, serv
               'Preference-Applied': { type: 'string', enum: ['respond-async'] },
             },
           },
-          ...failures([...tenantFailures, ...bodyFailures, 404, 409, 422, 502, 504], failureMeanings),
+          ...failures([...tenantFailures, ...bodyFailures, 404, 409, 422, 502, 503, 504], failureMeanings),
         },
       },
     },

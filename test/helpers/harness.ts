@@ -50,6 +50,8 @@ export async function harness(
     logStream?: NodeJS.WritableStream;
     /** Webhook delivery pacing (retry delays, timeout, clock) for tests that cannot wait production's. */
     webhooks?: BuildOptions['webhooks'];
+    /** Circuit breaker timings and clock, for tests that step a clock through them. */
+    breakers?: BuildOptions['breakers'];
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
@@ -66,6 +68,7 @@ export async function harness(
     connectors: options.connectors?.(config),
     logStream: options.logStream,
     webhooks: options.webhooks,
+    breakers: options.breakers,
   });
   const h: Harness = {
     app,
