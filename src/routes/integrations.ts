@@ -177,9 +177,14 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
       },
     },
     async (request) => {
-      const stored = await findIntegration(db, caller(request).tenantId, request.params.id);
+      const { tenantId } = caller(request);
+      const stored = await findIntegration(db, tenantId, request.params.id);
       if (!stored) throw notFound(request.params.id);
-      return ok(integrationView(ctx.registry.get(stored.connector), stored));
+      const definition = ctx.registry.get(stored.connector);
+      if (!definition) return ok(integrationView(definition, stored));
+      // Its circuit breaker, as its next call would find it (docs/resilience.md#circuit-breaker).
+      const circuit = await ctx.breakers.state(integrationKey(tenantId, stored.id));
+      return ok({ ...integrationView(definition, stored), circuit });
     },
   );
 

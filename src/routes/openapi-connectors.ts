@@ -355,12 +355,21 @@ function integrationProperties(connector: Schema, config: Schema): Schema {
   return { id: { type: 'string' }, name: { type: 'string' }, connector, config, created_at: timestamp, updated_at: timestamp };
 }
 
+/** The state of an integration's circuit breaker, which `GET /integrations/{id}` adds (docs/resilience.md). */
+const circuit = {
+  type: 'string',
+  enum: ['closed', 'open', 'half_open'],
+  description: "The integration's circuit breaker (docs/resilience.md#circuit-breaker): shown by GET /integrations/{id} only.",
+};
+
 /** An integration of one connector, as a reply shows it. */
 function integrationOf(definition: ConnectorDefinition): Schema {
+  const shape = exact(integrationProperties({ type: 'string', enum: [definition.id] }, configView(definition)));
   return {
     $id: connectorComponent('Integration', definition.id),
     description: when(definition),
-    ...exact(integrationProperties({ type: 'string', enum: [definition.id] }, configView(definition))),
+    ...shape,
+    properties: { ...shape.properties, circuit },
   };
 }
 

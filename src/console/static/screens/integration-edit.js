@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { AuthSection } from '../components/auth-section.js';
 import { ConfirmDialog } from '../components/dialog.js';
+import { ResilienceSection } from '../components/resilience-section.js';
 import { TlsSection } from '../components/tls-section.js';
 import { ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
 import { WsSecuritySection } from '../components/ws-security-section.js';
@@ -8,6 +9,7 @@ import { api } from '../lib/api.js';
 import { authFormFrom, authWrite, storedAuth } from '../lib/auth-form.js';
 import { connectors } from '../lib/connectors.js';
 import { html } from '../lib/html.js';
+import { resilienceFormFrom, resilienceWrite } from '../lib/resilience-form.js';
 import { can } from '../lib/roles.js';
 import { Link, navigate, tenantPath } from '../lib/router.js';
 import { tlsFormFrom, tlsWrite } from '../lib/tls-form.js';
@@ -29,6 +31,7 @@ function formFrom(integration) {
     auth: authFormFrom(storedAuth(connector, config)),
     tls: tlsFormFrom(config.tls),
     wsSecurity: wsSecurityFormFrom(config.ws_security),
+    resilience: resilienceFormFrom(config),
   };
 }
 
@@ -48,6 +51,7 @@ function configFrom(form, stored, patch) {
   const sections = [
     authWrite(form.auth, storedAuth(form.connector, storedConfig), !patch),
     tlsWrite(form.tls, storedConfig.tls, !patch),
+    resilienceWrite(form.resilience, storedConfig, !patch),
   ];
   if (form.connector === 'soap-1.0.0') sections.push(wsSecurityWrite(form.wsSecurity, storedConfig.ws_security, !patch));
   for (const section of sections) Object.assign(config, section.config);
@@ -115,8 +119,10 @@ export function IntegrationEdit({ tenant, role, id }) {
         navigate(tenantPath(tenant, 'integrations', saved.data.id), { replace: true });
         return;
       }
-      setStored(saved.data);
-      setForm(formFrom(saved.data));
+      // Read back whole: GET adds the circuit breaker's state, which a change starts anew (docs/resilience.md).
+      const current = await api(path, { tenant });
+      setStored(current.data);
+      setForm(formFrom(current.data));
       setStatus('Saved.');
     } catch (failure) {
       setSaveError(failure);
@@ -192,6 +198,8 @@ export function IntegrationEdit({ tenant, role, id }) {
               <${AuthSection} stored=${storedAuth(form.connector, stored?.config)} state=${form.auth} errors=${errors}
                 onChange=${sectionChange('auth')} />
               <${TlsSection} stored=${stored?.config?.tls} state=${form.tls} errors=${errors} onChange=${sectionChange('tls')} />
+              <${ResilienceSection} circuit=${stored?.circuit} state=${form.resilience} errors=${errors}
+                onChange=${sectionChange('resilience')} />
               ${
                 form.connector === 'soap-1.0.0' &&
                 html`<${WsSecuritySection} stored=${stored?.config?.ws_security} state=${form.wsSecurity} errors=${errors}
