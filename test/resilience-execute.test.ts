@@ -229,6 +229,47 @@ for (const c of connectors) {
       assert.equal(up.requests, 1);
     });
 
+    test('sync: its outbound part is a write, its inbound part a read, each tried on its own', async () => {
+      // outbound: 200; inbound: 503, then 200.
+      const up = await upstream((n) => (n === 1 ? 'unavailable' : c.ok));
+      const id = await integration(c, up.url, { retry: quick });
+      const { operation: _o, ...outbound } = c.send;
+      const { operation: _i, ...inbound } = c.receive;
+      const res = await execute(id, { operation: 'sync', outbound, inbound });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(up.requests, 3);
+      assert.equal((await latestRecord(id)).attempts, 2);
+
+      // outbound answered 503: not retried, the inbound part never runs.
+      const failing = await upstream(failNThenSucceed(1, 'unavailable', c.ok));
+      const writeId = await integration(c, failing.url, { retry: quick });
+      const refused = await execute(writeId, { operation: 'sync', outbound, inbound });
+      assertError(refused, 502, 'upstream_http_error');
+      assert.equal(details(refused).attempts, 1);
+      assert.equal(failing.requests, 1);
+    });
+
+    test('batch: each entry is tried on its own, a receive entry again after a 503, a send entry never', async () => {
+      // entry 1 (receive): 503, then 200; entry 2 (send): 503.
+      const up = await upstream((n) => (n === 1 ? c.ok : 'unavailable'));
+      const id = await integration(c, up.url, { retry: quick });
+      const { operation: _o, ...send } = c.send;
+      const { operation: _i, ...receive } = c.receive;
+      const res = await execute(id, {
+        operation: 'batch',
+        operations: [
+          { operation: 'receive', data: receive },
+          { operation: 'send', data: send },
+        ],
+      });
+      assert.equal(up.requests, 3, 'the receive twice, the send once');
+      const results = body(res).data.results;
+      assert.equal(results[0].success, true, JSON.stringify(results[0]));
+      assert.equal(results[1].success, false, JSON.stringify(results[1]));
+      assert.equal(results[1].error.code, 'upstream_http_error');
+      assert.equal((await latestRecord(id)).attempts, 2);
+    });
+
     test('async: a receive is retried as a synchronous one is, and its record and result say 3 attempts', async () => {
       const up = await upstream(failNThenSucceed(2, 'unavailable', c.ok));
       const id = await integration(c, up.url, { retry: quick });
