@@ -49,6 +49,7 @@ import { registerEntityRoutes } from './routes/entities.ts';
 import { registerExecuteRoute } from './routes/execute.ts';
 import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerIntegrationSchemaRoute } from './routes/integration-schema.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
@@ -366,6 +367,7 @@ async function assemble(
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);
   registerIntegrationRoutes(app, ctx);
+  registerIntegrationSchemaRoute(app, executionService);
   registerExecuteRoute(app, ctx, executionService);
   registerExecutionRoutes(app, ctx, executionService);
   registerWebhookRoutes(app, ctx, webhooks, webhookPolicy);

@@ -62,6 +62,8 @@ export interface Config {
   readonly wsdlCacheSize: number;
   /** IX_WSDL_CACHE_TTL_SECONDS: a parsed WSDL is fetched again after this long. */
   readonly wsdlCacheTtlSeconds: number;
+  /** IX_GRAPHQL_SCHEMA_CACHE_MB: the upstream GraphQL schemas kept, all together, in MiB (docs/execute.md#schema-aware-checking). */
+  readonly graphqlSchemaCacheMb: number;
   /** IX_EXECUTE_MAX_BYTES: upstream bytes (decompressed) one execute may read, all its requests together. */
   readonly executeMaxBytes: number;
   /** IX_EXECUTE_DEADLINE_SECONDS: how long one execute may take, all its requests, retries and WSDL loading together. */
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolMax: integer(env, 'IX_PG_POOL_MAX', 10, 1, 1000),
     wsdlCacheSize: integer(env, 'IX_WSDL_CACHE_SIZE', 100, 1, 100_000),
     wsdlCacheTtlSeconds: integer(env, 'IX_WSDL_CACHE_TTL_SECONDS', 3600, 1, 7 * 86_400),
+    graphqlSchemaCacheMb: integer(env, 'IX_GRAPHQL_SCHEMA_CACHE_MB', 64, 1, 4096),
     executeMaxBytes: integer(env, 'IX_EXECUTE_MAX_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     executeDeadlineSeconds: integer(env, 'IX_EXECUTE_DEADLINE_SECONDS', 300, 1, 3600),
     tenantConcurrency: integer(env, 'IX_TENANT_CONCURRENCY', 32, 1, 10_000),

@@ -21,6 +21,7 @@ export const errorCatalogue = {
   service_unavailable: [503, 'The service is unavailable; retry after the time in Retry-After.'],
   invalid_soap_params: [400, 'The parameters do not fit the method.'],
   graphql_errors: [502, 'The upstream GraphQL service answered with errors.'],
+  graphql_validation_failed: [400, "The GraphQL document does not fit the upstream's schema; nothing was sent."],
   soap_fault: [502, 'The upstream SOAP service answered with a fault.'],
   upstream_http_error: [502, 'The upstream service answered with an HTTP error.'],
   upstream_invalid_response: [502, 'The upstream service answered with an unreadable response.'],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { getIntrospectionQuery } from 'graphql';
 import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, type RecordedRequest, startGraphqlServer } from './helpers/graphql-server.ts';
@@ -47,6 +48,13 @@ function graphqlErrors(res: LightMyRequestResponse, errors: unknown[]): any {
 /** The distinct issue paths of a 400 validation_failed, sorted (one path may carry several problems). */
 function issuePathSet(res: LightMyRequestResponse): string[] {
   return [...new Set(issuePaths(res))];
+}
+
+/** The documents a server received, but the introspection queries that schema-aware checking sends first. */
+function documentsSent(requests: readonly RecordedRequest[]): string[] {
+  return requests
+    .map((request) => (request.body as { query: string }).query)
+    .filter((query) => !query.includes('query IntrospectionQuery'));
 }
 
 function lastRequest(server: GraphqlServer): RecordedRequest {
@@ -161,7 +169,9 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
     });
 
     test('a mutation the server refuses is 502 graphql_errors with its errors at the top level', async () => {
-      const res = await execute('send', { operation: 'send', mutation: 'mutation { nope }' });
+      // Schema-aware checking would refuse it first (400 graphql_validation_failed): off, the upstream's own answer shows.
+      assert.equal((await put('send-unchecked', { base_url: upstream.origin, validate_schema: false })).statusCode, 201);
+      const res = await execute('send-unchecked', { operation: 'send', mutation: 'mutation { nope }' });
       const parsed = graphqlErrors(res, [
         { message: 'Cannot query field "nope" on type "Mutation".', locations: [{ line: 1, column: 12 }] },
       ]);
@@ -356,10 +366,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const before = server.requests.length;
       const data = okData(await sync({ outbound, inbound }));
       assert.deepEqual(data, { message_count: 3, outbound: outboundData, inbound: inboundData });
-      assert.deepEqual(
-        server.requests.slice(before).map((request) => (request.body as { query: string }).query),
-        [outbound.mutation, inbound.query],
-      );
+      assert.deepEqual(documentsSent(server.requests.slice(before)), [outbound.mutation, inbound.query]);
     });
 
     test('only outbound, only inbound; an empty or null part is skipped', async () => {
@@ -438,8 +445,9 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
     });
 
     test('outbound fails: stage outbound, and inbound never runs', async () => {
+      assert.equal((await put('sync-unchecked', { base_url: server.origin, validate_schema: false })).statusCode, 201);
       const before = server.requests.length;
-      const res = await sync({ outbound: { mutation: 'mutation { nope }' }, inbound });
+      const res = await execute('sync-unchecked', { operation: 'sync', outbound: { mutation: 'mutation { nope }' }, inbound });
       const parsed = graphqlErrors(res, [
         { message: 'Cannot query field "nope" on type "Mutation".', locations: [{ line: 1, column: 12 }] },
       ]);
@@ -527,7 +535,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       });
       // Sequential, in order; the entry with `data` sent its data's query, not the top-level one.
       assert.deepEqual(
-        server.requests.slice(before).map((request) => (request.body as { query: string }).query),
+        documentsSent(server.requests.slice(before)),
         [
           '{ user(id: "1") { id } }',
           'mutation { deleteUser(id: "999") }',
@@ -699,12 +707,16 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
       const data = okData(await execute('gql', { operation: 'test' }));
       assert.deepEqual(Object.keys(data).sort(), ['details', 'message']);
       assert.equal(data.message, 'GraphQL connection test succeeded');
-      assert.deepEqual(Object.keys(data.details).sort(), ['api_base_url', 'circuit', 'latency_ms', 'query_type']);
+      assert.deepEqual(Object.keys(data.details).sort(), ['api_base_url', 'circuit', 'latency_ms', 'query_type', 'schema']);
       assert.equal(data.details.circuit, 'closed', 'the circuit breaker, as test reports it (docs/resilience.md)');
       assert.equal(data.details.api_base_url, `${upstream.origin}/graphql`);
       assert.equal(data.details.query_type, 'Query');
       assert.ok(Number.isInteger(data.details.latency_ms) && data.details.latency_ms >= 0, String(data.details.latency_ms));
-      assert.deepEqual(lastRequest(upstream).body, { query: '{ __schema { queryType { name } } }', variables: {} });
+      assert.deepEqual(lastRequest(upstream).body, { query: getIntrospectionQuery(), variables: {} });
+      const { fetched_at: fetchedAt, ...schema } = data.details.schema;
+      // types: the server's 6 object types, the 4 scalars it uses and graphql-js's 8 introspection types.
+      assert.deepEqual(schema, { available: true, query_type: 'Query', mutation_type: 'Mutation', types: 18 });
+      assert.ok(Date.now() - Date.parse(fetchedAt) < 60_000, fetchedAt);
     });
 
     test('api_base_url is the resolved URL without the credentials of a base_url stored before they were refused', async () => {
@@ -948,7 +960,7 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
           total_size: 1,
         });
         assert.equal(upstream.requests.length, before);
-        assert.equal(theirs.requests.length, 1);
+        assert.deepEqual(documentsSent(theirs.requests), ['{ usersList { id } }'], 'and the introspection before it');
       } finally {
         await theirs.close();
       }

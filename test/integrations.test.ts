@@ -34,6 +34,8 @@ describe('integrations', () => {
       tls: null,
       retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
       max_concurrency: null,
+      validate_schema: true,
+      schema_ttl_seconds: 600,
     });
     assert.equal(data.id, 'crm');
     assert.equal(data.name, 'CRM');
@@ -55,6 +57,8 @@ describe('integrations', () => {
       // Each retry field left out runs at its default, and is shown so.
       retry: { max_attempts: 5, base_delay_ms: 200, max_delay_ms: 10_000 },
       max_concurrency: 4,
+      validate_schema: true,
+      schema_ttl_seconds: 600,
     });
     assert.equal(body(replaced).data.name, 'crm');
   });
@@ -72,6 +76,8 @@ describe('integrations', () => {
       token_set: true,
       auth: null,
       tls: null,
+      validate_schema: true,
+      schema_ttl_seconds: 600,
       retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
       max_concurrency: null,
     });
@@ -95,6 +101,8 @@ describe('integrations', () => {
       tls: null,
       retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
       max_concurrency: null,
+      validate_schema: true,
+      schema_ttl_seconds: 600,
     });
     const missing = await h.call(acme, { method: 'PATCH', url: '/api/v1/integrations/nope', payload: { name: 'x' } });
     assert.equal(missing.statusCode, 404);

@@ -69,6 +69,7 @@ const operations = [
   'PUT /api/v1/integrations/{id}',
   'PATCH /api/v1/integrations/{id}',
   'GET /api/v1/integrations/{id}',
+  'GET /api/v1/integrations/{id}/schema',
   'GET /api/v1/integrations',
   'DELETE /api/v1/integrations/{id}',
   'POST /api/v1/integrations/{id}/execute',

@@ -84,7 +84,18 @@ export interface Connection<Send = Fields, Receive = Fields> {
    *   the upstream without waiting a turn of the microtask queue per layer.
    */
   prepare?(...call: PrimitiveCall<Send, Receive>): ValidationIssue[] | Promise<ValidationIssue[]>;
+  /**
+   * The upstream's schema as the connector knows it (read on first use, then cached), for
+   * `GET /integrations/{id}/schema`; absent for a connector without one (SOAP). Rejects as a request would when the
+   * upstream cannot be reached.
+   */
+  schema?(): Promise<SchemaView>;
 }
+
+/** An upstream's schema as `GET /integrations/{id}/schema` shows it (docs/api.md). */
+export type SchemaView =
+  | { available: true; sdl: string; fetched_at: string }
+  | { available: false; sdl: null; reason: string; fetched_at: string };
 
 /** A connector as its own folder writes it: the request types are those its schemas describe. */
 export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema extends ObjectSchema> {
@@ -131,6 +142,8 @@ export interface ConnectorStats {
   cacheHits: number;
   cacheMisses: number;
   cacheEntries: number;
+  /** What the cache holds, in bytes (GraphQL: upstream schemas, as counted against IX_GRAPHQL_SCHEMA_CACHE_MB). */
+  cacheBytes?: number;
 }
 
 /** A connector as the registry, the routes and the executor see it: request fields as JSON. */

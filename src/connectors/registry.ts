@@ -42,7 +42,7 @@ export class ConnectorRegistry {
 /** The connectors Interchange ships, with their settings: a new connector is its own folder and one line here. */
 export function builtInConnectors(config: Config): ConnectorDefinition[] {
   return [
-    graphqlConnector,
+    graphqlConnector({ schemaCacheBytes: config.graphqlSchemaCacheMb * 1024 * 1024 }),
     soapConnector({ wsdlCacheSize: config.wsdlCacheSize, wsdlCacheTtlMs: config.wsdlCacheTtlSeconds * 1000 }),
   ];
 }

@@ -7,6 +7,7 @@ import type {
   ConnectorResult,
   Operation,
   ResolvedIntegration,
+  SchemaView,
   SharedConnectorContext,
 } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
@@ -28,6 +29,7 @@ import { integrationKey } from '../resilience/config.ts';
 import { failureKind, isUpstreamOutage, type RetrySettings, retrySettings } from '../resilience/retry.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
+import { redactReply } from '../secrets/redact.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { Db } from '../storage/database.ts';
 import {
@@ -481,6 +483,32 @@ export class ExecutionService {
       ? await this.#run(call, stored, executionId, config.asyncDeadlineSeconds)
       : failedBeforeRun(executionId, execution.connector, new ApiError('not_found', deleted));
     await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
+  }
+
+  /**
+   * The upstream's schema as the integration's connector knows it (`GET /integrations/{id}/schema`): read on first use
+   * within IX_EXECUTE_DEADLINE_SECONDS, then cached; secrets redacted. A connector without schemas (SOAP) is
+   * `400 unsupported_operation`.
+   */
+  async schema(tenantId: string, integrationId: string): Promise<SchemaView> {
+    const stored = await findIntegration(this.#ctx.storage.db, tenantId, integrationId);
+    if (!stored) throw new ApiError('not_found', `No integration ${integrationId}.`);
+    const definition = this.#ctx.registry.get(stored.connector);
+    if (!definition) throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
+    const budget = new ExecuteBudget({
+      maxBytes: this.#ctx.config.executeMaxBytes,
+      deadlineMs: this.#ctx.config.executeDeadlineSeconds * 1000,
+    });
+    const run = new BoundRun(this.#ctx.connectors, this.#resolved(definition, stored), budget);
+    budget.retry = run.retry;
+    const { connection } = run;
+    if (!connection.schema) {
+      throw new ApiError('unsupported_operation', `The ${definition.id} connector has no schema to show.`, {
+        connector: definition.id,
+      });
+    }
+    const view = await connection.schema();
+    return redactReply(view, run.redaction()).value as SchemaView;
   }
 
   /** Cancels a queued execution (docs/async.md#cancel); a running or finished one is `409 conflict`. */

@@ -70,13 +70,26 @@ export function registerMetrics(app: FastifyInstance): { registry: Registry; wat
         for (const [connector, stats] of sources?.connectorStats() ?? []) this.set({ connector }, read(stats));
       },
     });
-  perConnector('ix_connector_cache_hits_total', 'Calls served from a connector’s cache (SOAP: parsed WSDLs)', (s) => s.cacheHits);
+  perConnector(
+    'ix_connector_cache_hits_total',
+    'Calls served from a connector’s cache (SOAP: parsed WSDLs; GraphQL: upstream schemas)',
+    (s) => s.cacheHits,
+  );
   perConnector(
     'ix_connector_cache_misses_total',
-    'Loads into a connector’s cache (SOAP: WSDLs fetched and parsed)',
+    'Loads into a connector’s cache (SOAP: WSDLs fetched and parsed; GraphQL: introspections)',
     (s) => s.cacheMisses,
   );
-  perConnector('ix_connector_cache_entries', 'Entries in a connector’s cache now (SOAP: parsed WSDLs)', (s) => s.cacheEntries);
+  perConnector(
+    'ix_connector_cache_entries',
+    'Entries in a connector’s cache now (SOAP: parsed WSDLs; GraphQL: upstream schemas)',
+    (s) => s.cacheEntries,
+  );
+  perConnector(
+    'ix_connector_cache_bytes',
+    'Bytes a connector’s cache holds now (GraphQL: upstream schemas, bounded by IX_GRAPHQL_SCHEMA_CACHE_MB)',
+    (s) => s.cacheBytes ?? 0,
+  );
   new Gauge({
     name: 'ix_usage_flush_lag_seconds',
     help: 'How long the oldest key-usage count not yet written has waited (0 when none waits)',

@@ -17,6 +17,19 @@ const timestamp = { type: 'string', format: 'date-time' } as const;
 const maybeTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const succeeded = { type: 'boolean', enum: [true] } as const;
 
+/** An upstream's schema (docs/api.md#get-apiv1integrationsidschema): SDL, or why there is none. */
+const integrationSchema = {
+  type: 'object',
+  required: ['available', 'sdl', 'fetched_at'],
+  additionalProperties: false,
+  properties: {
+    available: { type: 'boolean', description: 'Whether the upstream answered introspection with a usable schema.' },
+    sdl: { type: ['string', 'null'], description: 'The schema in GraphQL SDL; null when none is available.' },
+    reason: { type: 'string', description: 'Why no schema is available (only then).' },
+    fetched_at: { ...timestamp, description: 'When the upstream was introspected.' },
+  },
+} as const;
+
 /** `{success: true, data}` around the shared schema `data`. */
 function envelope(id: string, data: object, description: string) {
   return {
@@ -523,6 +536,7 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     envelope('IntegrationReply', ref('Integration'), 'One integration.'),
     listEnvelope('IntegrationListReply', 'Integration', 'A page of integrations.'),
     envelope('DeletedIntegrationReply', ref('DeletedIntegration'), 'The integration is deleted.'),
+    envelope('IntegrationSchemaReply', integrationSchema, "The upstream's schema, as the connector knows it."),
     envelope('ExecutionReply', ref('ExecutionWithResult'), 'One execute call.'),
     envelope('ExecutionCanceledReply', ref('Execution'), 'The execution, canceled.'),
     envelope('ExecutionAcceptedReply', ref('ExecutionAccepted'), 'Accepted: the execution is queued.'),

@@ -5,6 +5,7 @@ import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import { RawJson, rawJsonArray } from '../../transport/raw-json.ts';
 import type { UpstreamResponse } from '../../transport/upstream.ts';
+import { cacheVersion } from '../cache-version.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -13,16 +14,27 @@ import {
   defineConnector,
   type PrimitiveCall,
   type ResolvedIntegration,
+  type SchemaView,
 } from '../connector.ts';
 import type { DataMessage, RecordsMessage } from './answer-worker.ts';
-import { hasVariable, parseOperation } from './document.ts';
+import { type DocumentField, hasVariable, parseOperation } from './document.ts';
 import { paginate } from './pagination.ts';
 import { countNonNullRootFields, pageOfAnswer, parseRecordsPath, type RecordsPage, recordCount } from './records.ts';
-import { type GraphqlAnswer, readGraphqlResponse } from './response.ts';
+import { readGraphqlResponse } from './response.ts';
+import { SchemaCache } from './schema-cache.ts';
 import { configProperties, type ReceiveFields, receiveSchema, type SendFields, sendSchema } from './schemas.ts';
+import {
+  type CheckedSchema,
+  checkAgainstSchema,
+  introspectionMaxBytes,
+  introspectionQuery,
+  type KnownSchema,
+  noSchema,
+  schemaOfIntrospection,
+  sdlOf,
+} from './upstream-schema.ts';
 import { resolveGraphqlUrl, withoutCredentials } from './url.ts';
 
-const introspection = '{ __schema { queryType { name } } }';
 const defaultMaxPages = 10;
 
 function issuesFrom(check: () => void): ValidationIssue[] {
@@ -68,11 +80,20 @@ function requestIssues(...call: PrimitiveCall<SendFields, ReceiveFields>): Valid
 /** The module a worker thread reads large answers with. */
 const answerWorker = new URL('./answer-worker.ts', import.meta.url);
 
-/** What every request of an integration's connections shares: its URL, headers and per-request timeout. */
+/**
+ * What every request of an integration's connections shares: its URL, headers and per-request timeout; and how its
+ * upstream's schema is kept (docs/execute.md#schema-aware-checking).
+ */
 interface Endpoint {
   url: string;
   headers: Readonly<Record<string, string>>;
   timeoutMs: number;
+  /** `config.validate_schema`: documents are checked against the upstream's schema before they are sent. */
+  validateSchema: boolean;
+  /** The integration's place in the schema cache, and what its entry is valid for. */
+  schemaKey: string;
+  schemaVersion: string;
+  schemaTtlMs: number;
 }
 
 /** The endpoint of each resolved integration (the execute path keeps one per integration version). */
@@ -96,7 +117,16 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
   // Credentials are added per request (context.credentials) where they may go: every request, pages included, goes to
   // this one URL, on base_url's origin.
   // Frozen: the transport then checks and prepares them once, not on every request.
-  endpoint = { url, headers: Object.freeze(headers), timeoutMs: Number(integration.config.timeout_seconds) * 1000 };
+  const { config } = integration;
+  endpoint = {
+    url,
+    headers: Object.freeze(headers),
+    timeoutMs: Number(config.timeout_seconds) * 1000,
+    validateSchema: config.validate_schema !== false,
+    schemaKey: `${integration.tenantId}\u0000${integration.id}`,
+    schemaVersion: cacheVersion(integration),
+    schemaTtlMs: Number(config.schema_ttl_seconds ?? 600) * 1000,
+  };
   endpoints.set(integration, endpoint);
   return endpoint;
 }
@@ -121,15 +151,61 @@ function pageResult(page: RecordsPage): ConnectorResult {
 class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
   readonly #endpoint: Endpoint;
   readonly #context: ConnectorContext;
+  readonly #schemas: SchemaCache<CheckedSchema>;
 
-  constructor(endpoint: Endpoint, context: ConnectorContext) {
+  constructor(endpoint: Endpoint, context: ConnectorContext, schemas: SchemaCache<CheckedSchema>) {
     this.#endpoint = endpoint;
     this.#context = context;
+    this.#schemas = schemas;
   }
 
-  /** Nothing to load: answered at once (see Connection.prepare). */
-  prepare(...call: PrimitiveCall<SendFields, ReceiveFields>): ValidationIssue[] {
-    return requestIssues(...call);
+  /**
+   * The document's syntax, then (with `validate_schema`) the document and its variables against the upstream's
+   * schema: answered at once when the schema is cached, after its introspection on first use (see Connection.prepare).
+   */
+  prepare(...call: PrimitiveCall<SendFields, ReceiveFields>): ValidationIssue[] | Promise<ValidationIssue[]> {
+    const issues = requestIssues(...call);
+    if (issues.length > 0 || !this.#endpoint.validateSchema) return issues;
+    const { schemaKey, schemaVersion } = this.#endpoint;
+    const known = this.#schemas.peek(schemaKey, schemaVersion);
+    if (known !== undefined) {
+      checkCall(known, call);
+      return issues;
+    }
+    return this.#knownSchema().then((loaded) => {
+      checkCall(loaded, call);
+      return issues;
+    });
+  }
+
+  /** The upstream's schema from the cache, or read by introspection (shared by concurrent first calls). */
+  #knownSchema(): Promise<KnownSchema> {
+    const { schemaKey, schemaVersion, schemaTtlMs } = this.#endpoint;
+    // For a call, any answer that is not a schema (GraphQL errors, a non-2xx status, junk) is a refusal: the call goes
+    // on, checked for syntax only, and meets whatever its own request meets.
+    return this.#schemas.get(schemaKey, schemaVersion, schemaTtlMs, () => this.#introspect(() => true));
+  }
+
+  /**
+   * Reads the upstream's schema by the standard introspection query, within the call's deadline and 5 MiB. An answer
+   * over the bound, without a usable `__schema`, or that `refuses` takes for a refusal is no schema, with its reason;
+   * any other failure rejects, as the call's own request would have.
+   */
+  #introspect(refuses: (error: ApiError) => boolean): Promise<KnownSchema> {
+    const noneWhenRefused = (error: unknown): KnownSchema => {
+      if (error instanceof ApiError && (error.code === 'upstream_response_too_large' || refuses(error))) {
+        return noSchema(refusalReason(error));
+      }
+      throw error;
+    };
+    return this.#post(introspectionQuery(), undefined, undefined, false, introspectionMaxBytes).then((response) => {
+      try {
+        const answer = readGraphqlResponse(response.status, response.headers, response.body);
+        return schemaOfIntrospection(answer.data, response.body.length);
+      } catch (error) {
+        return noneWhenRefused(error);
+      }
+    }, noneWhenRefused);
   }
 
   /**
@@ -141,6 +217,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     variables: Record<string, unknown> | undefined,
     operationName: string | undefined,
     write: boolean,
+    maxBodyBytes?: number,
   ): Promise<UpstreamResponse> {
     const body = JSON.stringify({ query, variables: variables ?? {}, ...(operationName && { operationName }) });
     const { url, headers, timeoutMs } = this.#endpoint;
@@ -151,7 +228,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
       headers,
       body,
       timeoutMs,
-      maxBodyBytes: context.upstreamMaxBytes,
+      maxBodyBytes: Math.min(maxBodyBytes ?? context.upstreamMaxBytes, context.upstreamMaxBytes),
       budget: context.budget,
       write,
     });
@@ -234,41 +311,96 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     );
   }
 
+  /**
+   * The standard introspection query, read fresh (and kept for the calls that follow): the connection works when the
+   * upstream answers it, with its schema or with GraphQL errors that refuse introspection (then `details.schema` says
+   * why). Any other failure (unreachable, 401, a 5xx without GraphQL errors) fails the test.
+   */
   async test(): Promise<ConnectorResult> {
     const started = performance.now();
-    // Read here whatever its size: a test's answer is a few bytes from any real GraphQL service.
-    const response = await this.#post(introspection, undefined, undefined, false);
-    const answer: GraphqlAnswer = readGraphqlResponse(response.status, response.headers, response.body);
-    const schema = (answer.data as { __schema?: { queryType?: { name?: string } } } | null)?.__schema;
+    // For a test only GraphQL errors refuse introspection: a 401 or a 5xx fails the test, as it would fail a call.
+    const known = await this.#introspect((error) => error.code === 'graphql_errors');
+    const { schemaKey, schemaVersion, schemaTtlMs } = this.#endpoint;
+    this.#schemas.put(schemaKey, schemaVersion, schemaTtlMs, known);
     return {
       data: {
         message: 'GraphQL connection test succeeded',
         details: {
           api_base_url: withoutCredentials(this.#endpoint.url),
-          query_type: schema?.queryType?.name ?? null,
+          query_type: known.available ? known.schema.queryType : null,
           latency_ms: Math.round(performance.now() - started),
+          schema: known.available
+            ? {
+                available: true,
+                query_type: known.schema.queryType,
+                mutation_type: known.schema.mutationType,
+                types: known.schema.types,
+                fetched_at: known.fetchedAt,
+              }
+            : { available: false, reason: known.reason },
         },
       },
       messageCount: 0,
     };
   }
+
+  /** The upstream's schema as SDL (docs/api.md), from the cache or read now. */
+  async schema(): Promise<SchemaView> {
+    const known = await this.#knownSchema();
+    if (!known.available) return { available: false, sdl: null, reason: known.reason, fetched_at: known.fetchedAt };
+    return { available: true, sdl: sdlOf(known.schema), fetched_at: known.fetchedAt };
+  }
 }
 
-function connect(integration: ResolvedIntegration, context: ConnectorContext): Connection<SendFields, ReceiveFields> {
-  return new GraphqlConnection(endpointOf(integration), context);
+/** Why an introspection answer gave no schema, in a sentence `test` and the schema endpoint show. */
+function refusalReason(error: ApiError): string {
+  if (error.code === 'upstream_response_too_large') {
+    return `The introspection answer is larger than ${introspectionMaxBytes} bytes; calls are checked for syntax only.`;
+  }
+  const status = error.details?.upstream_status;
+  const answered = typeof status === 'number' ? ` (HTTP ${status})` : '';
+  return `The upstream refused introspection${answered}: ${error.message}`;
 }
 
-/** GraphQL over HTTP POST (docs/execute.md#graphql-connector). */
-export const graphqlConnector: ConnectorDefinition = defineConnector<typeof sendSchema, typeof receiveSchema>({
-  id: 'graphql-1.0.0',
-  configProperties,
-  secretFields: ['token', ...authSecretPaths, ...tlsSecretPaths],
-  authShorthands: ['token'],
-  shorthandAuth: (config) =>
-    typeof config.token === 'string' && config.token !== '' ? { type: 'bearer', token: config.token } : undefined,
-  urlFields: ['base_url', 'auth.token_url'],
-  defaults: { timeout_seconds: 30 },
-  offers: ['send', 'receive', 'sync', 'batch', 'test'],
-  requestSchemas: { send: sendSchema, receive: receiveSchema },
-  connect,
-});
+/** The document (and variables) of a send or receive checked against a known schema; nothing when there is none. */
+function checkCall(known: KnownSchema, call: PrimitiveCall<SendFields, ReceiveFields>): void {
+  if (!known.available) return;
+  const [text, field, operationName, variables]: [
+    string,
+    DocumentField,
+    string | undefined,
+    Record<string, unknown> | undefined,
+  ] =
+    call[0] === 'send'
+      ? [call[1].mutation, 'mutation', call[1].operation_name, call[1].variables]
+      : [call[1].query, 'query', call[1].operation_name, call[1].variables];
+  const parsed = parseOperation({ document: text, field, operationName });
+  checkAgainstSchema(known.schema, text, parsed, variables);
+}
+
+export interface GraphqlConnectorOptions {
+  /** The bound on every upstream schema kept, together (IX_GRAPHQL_SCHEMA_CACHE_MB). */
+  schemaCacheBytes: number;
+}
+
+/**
+ * GraphQL over HTTP POST (docs/execute.md#graphql-connector), with the cache of its upstreams' schemas
+ * (docs/execute.md#schema-aware-checking).
+ */
+export function graphqlConnector(options: GraphqlConnectorOptions): ConnectorDefinition {
+  const schemas = new SchemaCache<CheckedSchema>({ maxBytes: options.schemaCacheBytes });
+  return defineConnector<typeof sendSchema, typeof receiveSchema>({
+    id: 'graphql-1.0.0',
+    configProperties,
+    secretFields: ['token', ...authSecretPaths, ...tlsSecretPaths],
+    authShorthands: ['token'],
+    shorthandAuth: (config) =>
+      typeof config.token === 'string' && config.token !== '' ? { type: 'bearer', token: config.token } : undefined,
+    urlFields: ['base_url', 'auth.token_url'],
+    defaults: { timeout_seconds: 30, validate_schema: true, schema_ttl_seconds: 600 },
+    offers: ['send', 'receive', 'sync', 'batch', 'test'],
+    requestSchemas: { send: sendSchema, receive: receiveSchema },
+    connect: (integration, context) => new GraphqlConnection(endpointOf(integration), context, schemas),
+    stats: () => ({ cacheHits: schemas.hits, cacheMisses: schemas.loads, cacheEntries: schemas.size, cacheBytes: schemas.bytes }),
+  });
+}

@@ -31,6 +31,8 @@ export interface ParsedOperation {
   variableNames: string[];
   variables: VariableDeclaration[];
   document: DocumentNode;
+  /** The selected operation's node: its variable definitions are what `variables` are coerced by. */
+  operation: OperationDefinitionNode;
 }
 
 /**
@@ -98,6 +100,7 @@ function parseUncached(input: { document: string; field: DocumentField; operatio
     variableNames: variables.map((variable) => variable.name),
     variables,
     document,
+    operation,
   };
 }
 

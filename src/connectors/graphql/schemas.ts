@@ -45,6 +45,9 @@ export const configProperties = {
   // Sent as `Authorization: Bearer <token>`: visible ASCII only (RFC 6750), so it is refused here, not at run time.
   token: { type: ['string', 'null'], maxLength: 16_384, pattern: '^[\\x21-\\x7e]*$' },
   timeout_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 3600 },
+  // Schema-aware checking (docs/execute.md#schema-aware-checking): on unless false; the schema kept this long.
+  validate_schema: { type: ['boolean', 'null'] },
+  schema_ttl_seconds: { type: ['integer', 'null'], minimum: 1, maximum: 86_400 },
   auth: authSchema,
   tls: tlsSchema,
   ...resilienceConfigProperties,

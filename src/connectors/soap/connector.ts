@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
 import { tlsSecretPaths } from '../../credentials/tls-config.ts';
@@ -10,6 +9,7 @@ import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../tra
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { RawJson } from '../../transport/raw-json.ts';
 import { redactUrl, type UpstreamResponse } from '../../transport/upstream.ts';
+import { cacheVersion } from '../cache-version.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -135,24 +135,6 @@ function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
     reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
   });
 }
-
-/**
- * What a cached WSDL is valid for: the integration's version and a digest of its whole configuration. The version
- * alone is not enough: an integration deleted and created again under the same id starts at version 1 again, and
- * must not be served the WSDL of its predecessor.
- */
-function cacheVersion(integration: ResolvedIntegration): string {
-  let version = cacheVersions.get(integration);
-  if (version === undefined) {
-    const config = Object.entries(integration.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    version = `${integration.version}:${createHash('sha256').update(JSON.stringify(config)).digest('base64url')}`;
-    cacheVersions.set(integration, version);
-  }
-  return version;
-}
-
-/** The cache version of each resolved integration (the execute path keeps one per version), hashed once. */
-const cacheVersions = new WeakMap<ResolvedIntegration, string>();
 
 function connect(
   integration: ResolvedIntegration,
