@@ -534,17 +534,14 @@ describe('POST /integrations/{id}/execute with the GraphQL connector', () => {
         ],
       });
       // Sequential, in order; the entry with `data` sent its data's query, not the top-level one.
-      assert.deepEqual(
-        documentsSent(server.requests.slice(before)),
-        [
-          '{ user(id: "1") { id } }',
-          'mutation { deleteUser(id: "999") }',
-          '{ users(first: 3) { nodes { id } totalCount } }',
-          '{ user(id: "2") { id } }',
-          partialQuery,
-          'mutation { renameUser(id: "999", name: "x") { id } }',
-        ],
-      );
+      assert.deepEqual(documentsSent(server.requests.slice(before)), [
+        '{ user(id: "1") { id } }',
+        'mutation { deleteUser(id: "999") }',
+        '{ users(first: 3) { nodes { id } totalCount } }',
+        '{ user(id: "2") { id } }',
+        partialQuery,
+        'mutation { renameUser(id: "999", name: "x") { id } }',
+      ]);
     });
 
     test('a failing entry fails alone: 200, success true, its own error; message_count sums the successes', async () => {

@@ -7,7 +7,7 @@ import { requestFingerprint } from '../src/execution/fingerprint.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { assertError, assertGraphqlErrors, type ErrorPayload } from './helpers/assertions.ts';
-import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness, noSchemaCheck, twoTenants } from './helpers/harness.ts';
 import { heldUpstream, pagedUpstream, residentMemory } from './helpers/limit-upstreams.ts';
 import { onPostgres } from './helpers/postgres.ts';
 import { type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
@@ -38,7 +38,8 @@ async function setUp(env: Record<string, string> = {}): Promise<{ h: Harness; ac
 }
 
 async function put(h: Harness, auth: Auth, id: string, connector: string, config: Record<string, unknown>): Promise<void> {
-  const res = await h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config } });
+  const checked = connector === 'graphql-1.0.0' ? { ...noSchemaCheck, ...config } : config;
+  const res = await h.call(auth, { method: 'PUT', url: `/api/v1/integrations/${id}`, payload: { connector, config: checked } });
   assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body);
 }
 
@@ -711,7 +712,7 @@ describe('memory of a server process under 8 executes at once that each hit 32 M
     for (const id of ['warm', ...Array.from({ length: 8 }, (_, i) => [`page-${i}`, `batch-${i}`]).flat()]) {
       const res = await call('PUT', `/api/v1/integrations/${id}`, {
         connector: 'graphql-1.0.0',
-        config: { base_url: `${pages.url}/${id}` },
+        config: { base_url: `${pages.url}/${id}`, ...noSchemaCheck },
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
     }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { assertError, assertGraphqlErrors, issuePaths } from './helpers/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { type Auth, body, type Harness, harness, twoTenants } from './helpers/harness.ts';
+import { type Auth, body, type Harness, harness, noSchemaCheck, twoTenants } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 const createUser = (name: string) => ({
@@ -41,7 +41,7 @@ describe('Idempotency-Key on execute', () => {
       const res = await h.call(auth, {
         method: 'PUT',
         url: `/api/v1/integrations/${id}`,
-        payload: { connector: 'graphql-1.0.0', config: { base_url: url } },
+        payload: { connector: 'graphql-1.0.0', config: { base_url: url, ...noSchemaCheck } },
       });
       assert.equal(res.statusCode, 201, res.body);
     }
@@ -187,7 +187,7 @@ describe('Idempotency-Key on execute', () => {
       h.call(acme, {
         method: 'PUT',
         url: '/api/v1/integrations/blocked',
-        payload: { connector: 'graphql-1.0.0', config: { base_url: baseUrl } },
+        payload: { connector: 'graphql-1.0.0', config: { base_url: baseUrl, ...noSchemaCheck } },
       });
     assert.equal((await put('http://169.254.169.254/')).statusCode, 201);
     assertError(await execute(acme, 'egress-1', createUser('Blocked'), 'blocked'), 422, 'egress_denied');
@@ -302,7 +302,7 @@ describe('expired Idempotency-Key entries', () => {
     const put = await h.call(acme, {
       method: 'PUT',
       url: '/api/v1/integrations/gql',
-      payload: { connector: 'graphql-1.0.0', config: { base_url: upstream.url } },
+      payload: { connector: 'graphql-1.0.0', config: { base_url: upstream.url, ...noSchemaCheck } },
     });
     assert.equal(put.statusCode, 201, put.body);
     const day = 24 * 60 * 60 * 1000;

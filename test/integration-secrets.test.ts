@@ -9,7 +9,12 @@ import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 
 /** How an integration shows `retry` and `max_concurrency` when neither is set. */
-const unsetResilience = { retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 }, max_concurrency: null };
+const unsetResilience = {
+  retry: { max_attempts: 3, base_delay_ms: 200, max_delay_ms: 10_000 },
+  max_concurrency: null,
+  validate_schema: true,
+  schema_ttl_seconds: 600,
+};
 
 /**
  * docs/security.md#secrets-follow-their-origin: a secret goes only where its owner sent it. A key that may only write integrations must not be able to

@@ -138,3 +138,10 @@ export function integrationCalls(current: () => { h: Harness; auth: Auth }) {
       call({ method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload }),
   };
 }
+
+/**
+ * Config for a GraphQL integration in front of an upstream that is not a real GraphQL server (a raw `node:http` one
+ * that misbehaves on purpose, one that echoes): schema-aware checking off (docs/execute.md#schema-aware-checking), so
+ * that what reaches it is exactly the test's requests, with no introspection before them.
+ */
+export const noSchemaCheck = { validate_schema: false } as const;

@@ -192,20 +192,22 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
    * any other failure rejects, as the call's own request would have.
    */
   #introspect(refuses: (error: ApiError) => boolean): Promise<KnownSchema> {
-    const noneWhenRefused = (error: unknown): KnownSchema => {
-      if (error instanceof ApiError && (error.code === 'upstream_response_too_large' || refuses(error))) {
-        return noSchema(refusalReason(error));
-      }
-      throw error;
-    };
-    return this.#post(introspectionQuery(), undefined, undefined, false, introspectionMaxBytes).then((response) => {
-      try {
-        const answer = readGraphqlResponse(response.status, response.headers, response.body);
-        return schemaOfIntrospection(answer.data, response.body.length);
-      } catch (error) {
-        return noneWhenRefused(error);
-      }
-    }, noneWhenRefused);
+    return this.#post(introspectionQuery(), undefined, undefined, false, introspectionMaxBytes).then(
+      (response) => {
+        try {
+          const answer = readGraphqlResponse(response.status, response.headers, response.body);
+          return schemaOfIntrospection(answer.data, response.body.length);
+        } catch (error) {
+          if (error instanceof ApiError && refuses(error)) return noSchema(refusalReason(error));
+          throw error;
+        }
+      },
+      (error: unknown) => {
+        // Over the bound is no schema; no connection, a timeout, an open breaker are the call's failure.
+        if (error instanceof ApiError && error.code === 'upstream_response_too_large') return noSchema(refusalReason(error));
+        throw error;
+      },
+    );
   }
 
   /**
