@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadVendor } from './vendor.ts';
 
 /** One file the console serves: its bytes and the Content-Type they are sent with. */
 export interface Asset {
@@ -31,20 +31,11 @@ function readStatic(dir: string): Map<string, Asset> {
   return files;
 }
 
-/** The ES modules the console imports by bare name (preact, preact/hooks, htm), read from node_modules as published. */
-function readVendor(): Map<string, Asset> {
-  const vendor = new Map<string, Asset>();
-  for (const [name, specifier] of Object.entries(vendorModules)) {
-    vendor.set(name, { body: readFileSync(fileURLToPath(import.meta.resolve(specifier))), type: contentTypes['.mjs'] });
-  }
-  return vendor;
-}
-
-/** File name under /console/vendor/<version>/ → the package export it is. */
-const vendorModules = { 'preact.mjs': 'preact', 'hooks.mjs': 'preact/hooks', 'htm.mjs': 'htm' } as const;
-
-/** Import-map name → vendor file name. */
-const importNames = { preact: 'preact.mjs', 'preact/hooks': 'hooks.mjs', htm: 'htm.mjs' } as const;
+/**
+ * Bare names some vendor module imports whose package has no ES module build, mapped to the console's own stand-in
+ * (below /console/assets/<version>/).
+ */
+const shims = { nullthrows: 'lib/nullthrows.js' } as const;
 
 export interface ConsoleBundle {
   /** A digest of every file served: it is part of each asset's URL, so assets can be cached for good. */
@@ -60,7 +51,8 @@ export interface ConsoleBundle {
 /** Reads the console's files and builds its page; `staticDir` is src/console/static. */
 export function loadConsole(staticDir: string): ConsoleBundle {
   const files = readStatic(staticDir);
-  const vendor = readVendor();
+  const { files: modules, imports } = loadVendor();
+  const vendor = new Map<string, Asset>([...modules].map(([name, body]) => [name, { body, type: contentTypes['.mjs'] }]));
   const digest = createHash('sha256');
   for (const map of [files, vendor]) {
     for (const [name, asset] of [...map].sort(([a], [b]) => a.localeCompare(b))) digest.update(name).update(asset.body);
@@ -68,7 +60,10 @@ export function loadConsole(staticDir: string): ConsoleBundle {
   const version = digest.digest('hex').slice(0, 12);
   const assets = `/console/assets/${version}`;
   const importMap = JSON.stringify({
-    imports: Object.fromEntries(Object.entries(importNames).map(([name, file]) => [name, `/console/vendor/${version}/${file}`])),
+    imports: {
+      ...Object.fromEntries(Object.entries(imports).map(([name, file]) => [name, `/console/vendor/${version}/${file}`])),
+      ...Object.fromEntries(Object.entries(shims).map(([name, file]) => [name, `${assets}/${file}`])),
+    },
   });
   const importMapHash = `'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
   const preloads = ['main.js', 'app.js', 'lib/api.js', 'lib/html.js']

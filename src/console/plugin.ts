@@ -72,8 +72,9 @@ export function registerConsole(app: FastifyInstance): void {
       return sendAsset(reply, version === current ? files.get(file) : undefined, file);
     });
 
-    scope.get<{ Params: { version: string; file: string } }>('/console/vendor/:version/:file', { schema }, (request, reply) => {
-      const { version, file } = request.params;
+    // `preact.mjs`, or a module tree's `graphql/language/parser.mjs`: a key of the map read once, never a path on disk.
+    scope.get<{ Params: { version: string; '*': string } }>('/console/vendor/:version/*', { schema }, (request, reply) => {
+      const { version, '*': file } = request.params;
       const { vendor, version: current } = load();
       return sendAsset(reply, version === current ? vendor.get(file) : undefined, file);
     });

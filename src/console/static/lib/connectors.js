@@ -69,3 +69,9 @@ export function exampleBody(connector, operation) {
 }
 
 export const operations = ['receive', 'send', 'sync', 'batch', 'test'];
+
+/** The body field holding a GraphQL document (`receive` → `query`, `send` → `mutation`), or undefined. */
+export function documentField(connector, operation) {
+  if (connector !== 'graphql-1.0.0') return undefined;
+  return { receive: 'query', send: 'mutation' }[operation];
+}

@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
+import { GraphqlField } from '../components/graphql-field.js';
 import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
 import { request } from '../lib/api.js';
-import { exampleBody, operations } from '../lib/connectors.js';
+import { documentField, exampleBody, operations } from '../lib/connectors.js';
 import { formatDuration } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, tenantPath } from '../lib/router.js';
 import { useAction } from '../lib/use-action.js';
+import { useGraphqlSchema } from '../lib/use-graphql-schema.js';
 import { loadAllIntegrations } from './integrations.js';
 
 /** `upstream;dur=12.3, interchange;dur=1.2` → [{name, dur}]. */
@@ -20,6 +22,22 @@ function parseServerTiming(header) {
 }
 
 const bodyText = (connector, operation) => JSON.stringify(exampleBody(connector, operation), null, 2);
+
+/** The JSON object in `text`, or null when it is not one (the person may be halfway through an edit). */
+function parseObject(text) {
+  try {
+    const value = JSON.parse(text || '{}');
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `text` with its `field` set to `value`, when it is a JSON object; else unchanged. */
+function withField(text, field, value) {
+  const fields = parseObject(text);
+  return fields ? JSON.stringify({ ...fields, [field]: value }, null, 2) : text;
+}
 
 function Response({ result, tenant }) {
   const timings = parseServerTiming(result.headers.get('server-timing'));
@@ -57,6 +75,10 @@ export function TryItOut({ tenant, role }) {
   const [integrationId, setIntegrationId] = useState('');
   const [operation, setOperation] = useState('test');
   const [body, setBody] = useState('{}');
+  // The GraphQL document of receive and send, edited in its own editor and kept in the body's field.
+  const [graphqlDocument, setGraphqlDocument] = useState('');
+  // Counts the document's edits made outside its editor (the body, an example), which the editor then takes.
+  const [documentRevision, setDocumentRevision] = useState(0);
   const [idempotencyKey, setIdempotencyKey] = useState('');
   const [runAsync, setRunAsync] = useState(false);
   const [bodyError, setBodyError] = useState(null);
@@ -88,6 +110,10 @@ export function TryItOut({ tenant, role }) {
     }, setLoadError);
   }, [tenant]);
 
+  const integration = integrations?.find((i) => i.id === integrationId);
+  const docField = documentField(integration?.connector, operation);
+  const schema = useGraphqlSchema(tenant, docField ? integrationId : null);
+
   if (loadError) return html`<${ErrorNotice} error=${loadError} title="Could not load the integrations" />`;
   if (!integrations) return html`<${Loading} />`;
   const header = html`<${PageHeader} title="Try it out"
@@ -97,13 +123,27 @@ export function TryItOut({ tenant, role }) {
       <${Link} href=${tenantPath(tenant, 'new-integration')}>Create an integration<//> first.
     <//></section>`;
   }
-  const integration = integrations.find((i) => i.id === integrationId);
   const choose = (id, op) => {
     const next = integrations.find((i) => i.id === id);
+    const example = exampleBody(next?.connector, op);
     setIntegrationId(id);
     setOperation(op);
-    setBody(bodyText(next?.connector, op));
+    setBody(JSON.stringify(example, null, 2));
+    setGraphqlDocument(example[documentField(next?.connector, op)] ?? '');
+    setDocumentRevision((n) => n + 1);
     setBodyError(null);
+  };
+  const editBody = (text) => {
+    setBody(text);
+    const value = docField && parseObject(text)?.[docField];
+    if (typeof value === 'string' && value !== graphqlDocument) {
+      setGraphqlDocument(value);
+      setDocumentRevision((n) => n + 1);
+    }
+  };
+  const editDocument = (text) => {
+    setGraphqlDocument(text);
+    setBody((current) => withField(current, docField, text));
   };
 
   const run = async (event) => {
@@ -117,7 +157,8 @@ export function TryItOut({ tenant, role }) {
       return;
     }
     setBodyError(null);
-    await execute(fields);
+    // What the editor holds is what is sent.
+    await execute(docField ? { ...fields, [docField]: graphqlDocument } : fields);
   };
 
   return html`<section>
@@ -137,10 +178,19 @@ export function TryItOut({ tenant, role }) {
             </select>`}
           <//>
         </div>
-        <${Field} label="Body (JSON)" hint=${`Sent with "operation": "${operation}" to POST /api/v1/integrations/${integrationId}/execute.`}
+        ${
+          docField &&
+          html`<${GraphqlField} key=${integrationId} label="GraphQL document" value=${graphqlDocument} revision=${documentRevision}
+            onChange=${editDocument}
+            schema=${schema} />`
+        }
+        <${Field} label="Body (JSON)" hint=${
+          `Sent with "operation": "${operation}" to POST /api/v1/integrations/${integrationId}/execute.` +
+          (docField ? ` Its "${docField}" is the document above; variables go here.` : '')
+        }
           error=${bodyError}>
-          ${(a) => html`<textarea ...${a} class="code-input" rows="12" spellcheck=${false} value=${body}
-            onInput=${(e) => setBody(e.currentTarget.value)}></textarea>`}
+          ${(a) => html`<textarea ...${a} class="code-input" rows=${docField ? 6 : 12} spellcheck=${false} value=${body}
+            onInput=${(e) => editBody(e.currentTarget.value)}></textarea>`}
         <//>
         <${Field} label="Idempotency-Key (optional)" hint="The same key and body replays the first answer for 24 hours.">
           ${(a) => html`<input ...${a} maxlength="255" spellcheck=${false} value=${idempotencyKey}
