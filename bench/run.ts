@@ -3,7 +3,8 @@
  * same run:
  *   0. the execute path with every server and the load generator in processes of their own (bench/execute-path.ts,
  *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part;
- *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part.
+ *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part;
+ *   0c. BENCH_ONLY=graphql-schema: schema-aware GraphQL checking per call and a cold introspection (bench/graphql-schema.ts).
  * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
@@ -29,6 +30,7 @@ import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
+import { runGraphqlSchemaBench } from './graphql-schema.ts';
 import { runQueueBench } from './queue.ts';
 
 interface Scenario {
@@ -354,6 +356,7 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
 
 async function main() {
   if (process.env.BENCH_ONLY === 'queue') return runQueueBench();
+  if (process.env.BENCH_ONLY === 'graphql-schema') return console.log(runGraphqlSchemaBench());
   await runExecutePath();
   if (process.env.BENCH_ONLY === 'execute-path') return;
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));

@@ -17,6 +17,7 @@ import {
 import { assertError } from './helpers/assertions.ts';
 import { startGrapheneServer } from './helpers/graphene-server.ts';
 import { type Auth, body, type Harness, harness } from './helpers/harness.ts';
+import { until } from './helpers/until.ts';
 import { type CountingGraphqlServer, realisticSchemaPath, startYogaServer } from './helpers/yoga-server.ts';
 
 /**
@@ -333,3 +334,40 @@ for (const { name, start } of servers) {
     });
   });
 }
+
+describe('async calls and the schema', () => {
+  let server: CountingGraphqlServer;
+
+  before(async () => {
+    server = await startYogaServer();
+  });
+  after(() => server.close());
+
+  const executeAsync = (id: string, payload: Record<string, unknown>) =>
+    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload, headers: { prefer: 'respond-async' } });
+  const ended = (executionId: string) =>
+    until(async () => {
+      const record = body(await h.call(auth, { method: 'GET', url: `/api/v1/executions/${executionId}` })).data;
+      return record.finished_at !== null ? record : undefined;
+    }, `execution ${executionId} ended`);
+
+  test('accepting never waits for a first introspection; the run checks, and its result is the refusal', async () => {
+    const id = await integration(server);
+    const accepted = await executeAsync(id, { operation: 'receive', query: '{ serverTim }' });
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const record = await ended(body(accepted).data.execution_id);
+    assert.equal(record.error_code, 'graphql_validation_failed');
+    assert.equal(record.result.error.code, 'graphql_validation_failed');
+    assert.equal(server.introspections, 1);
+    assert.equal(server.requests, 1, 'the run sent the introspection alone');
+  });
+
+  test('with the schema kept, a bad async call is refused at once and queues nothing', async () => {
+    const id = await integration(server);
+    assert.equal((await execute(id, { operation: 'receive', query: '{ serverTime }' })).statusCode, 200);
+    const before = server.requests;
+    const refused = await executeAsync(id, { operation: 'receive', query: '{ serverTim }' });
+    assertError(refused, 400, 'graphql_validation_failed');
+    assert.equal(server.requests, before);
+  });
+});

@@ -58,6 +58,7 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'REDIS_URL', value: 'redis://:s3cretpw@cache:port', says: 'percent-encode' },
   { name: 'IX_PG_POOL_MAX', value: '0', says: 'from 1 to' },
   { name: 'IX_WSDL_CACHE_SIZE', value: 'many', says: 'whole number' },
+  { name: 'IX_GRAPHQL_SCHEMA_CACHE_MB', value: '0', says: 'from 1 to 4096' },
   { name: 'IX_WSDL_CACHE_TTL_SECONDS', value: '1.5', says: 'whole number' },
   { name: 'IX_EXECUTE_MAX_BYTES', value: '1e9', says: 'whole number' },
   { name: 'IX_EXECUTE_DEADLINE_SECONDS', value: '0', says: 'from 1 to 3600' },

@@ -156,6 +156,8 @@ class BoundRun implements ConnectorContext {
   readonly credentials: UpstreamCredentials;
   readonly dispatcher: Dispatcher;
   readonly connection: Connection;
+  /** See ConnectorContext.accepting: set by `accept` before it prepares the call. */
+  accepting = false;
   readonly #shared: SharedConnectorContext;
   readonly #resolved: Resolved;
 
@@ -359,6 +361,7 @@ export class ExecutionService {
     let bound: BoundRun | undefined;
     try {
       bound = this.#bind(call, stored, budget);
+      bound.accepting = true;
       await checkWithConnection(bound.definition, bound.connection, call.operation, call.fields);
     } catch (thrown) {
       const outcome = failedBeforeRun(executionId, stored.connector, thrown, {

@@ -220,6 +220,8 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
     async (request) => {
       const webhook = await webhookInTenant(request);
       const secret = newWebhookSecret();
+      // One instant for the change and the overlap's end: the overlap is exactly rotationOverlapMs from the rotation.
+      const at = webhooks.now();
       await updateWebhook(
         db,
         webhook.tenant_id,
@@ -227,9 +229,9 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         {
           secret: sealSecret(ctx.masterKey, webhook.tenant_id, webhook.id, secret),
           previous_secret: webhook.secret,
-          previous_secret_expires_at: new Date(webhooks.now().getTime() + rotationOverlapMs).toISOString(),
+          previous_secret_expires_at: new Date(at.getTime() + rotationOverlapMs).toISOString(),
         },
-        now(),
+        at.toISOString(),
       );
       return ok({ ...toWebhookObject(await webhookInTenant(request)), secret });
     },

@@ -172,6 +172,8 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
       checkCall(known, call);
       return issues;
     }
+    // An async call is accepted without waiting for a first introspection: its run checks it.
+    if (this.#context.accepting) return issues;
     return this.#knownSchema().then((loaded) => {
       checkCall(loaded, call);
       return issues;
