@@ -46,7 +46,7 @@ export interface ConnectorContext extends SharedConnectorContext {
   /** The integration's credentials, which every request it makes goes through. */
   credentials: UpstreamCredentials;
   /**
-   * True while an async call is checked before it is accepted (docs/async.md#accepting): the connection checks what it
+   * True while an async call is checked before it is accepted (docs/async.md#accepting-a-call): the connection checks what it
    * knows now and reads nothing it could do without (the GraphQL connector checks against a schema it already keeps,
    * and leaves a first introspection to the run).
    */
