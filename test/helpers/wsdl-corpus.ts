@@ -220,6 +220,23 @@ export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSa
   return JSON.parse(stdout);
 }
 
+/** An answer for zeep to read: the WSDL (served on 127.0.0.1), the operation and the envelope it answered. */
+export interface ZeepReplyCall {
+  wsdl: string;
+  operation: string;
+  reply: string;
+}
+
+/**
+ * What python-zeep's binding deserializes each answer to (test/oracle/zeep_oracle.py --replies): the oracle of the
+ * answer side, in one Python process.
+ */
+export async function zeepReplies(calls: ZeepReplyCall[]): Promise<Array<{ value: unknown } | { error: string }>> {
+  const run = promisify(execFile)(debianPython, [oracleScript, '--replies'], oracleOptions);
+  run.child.stdin?.end(JSON.stringify(calls));
+  return JSON.parse((await run).stdout);
+}
+
 /**
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.

@@ -37,6 +37,7 @@ from lxml import etree
 from suds import store
 from zeep import Client, Settings
 from zeep import xsd
+from zeep.helpers import serialize_object
 from zeep.transports import Transport
 from zeep.wsdl.bindings.soap import Soap11Binding, Soap12Binding
 from zeep.wsdl.messages import RpcMessage
@@ -334,7 +335,35 @@ def samples(url):
     return result
 
 
+class _Reply:
+    """An HTTP answer as zeep's binding reads one: a 200 with the envelope given."""
+
+    def __init__(self, content):
+        self.status_code = 200
+        self.content = content
+        self.headers = {"Content-Type": "text/xml; charset=utf-8"}
+        self.encoding = "utf-8"
+
+
+def replies(calls):
+    """zeep's reading of answers: for each `{wsdl, operation, reply}`, what zeep's binding deserializes the envelope
+    `reply` to (serialize_object: lists, dicts, strings and numbers), or the error it raised."""
+    result = []
+    for call in calls:
+        try:
+            client = load(call["wsdl"])
+            binding = client.service._binding
+            read = binding.process_reply(client, binding.get(call["operation"]), _Reply(call["reply"].encode("utf-8")))
+            result.append({"value": json.loads(json.dumps(serialize_object(read), default=str))})
+        except Exception as error:  # data, as everywhere in this oracle
+            result.append({"error": "%s: %s" % (type(error).__name__, str(error)[:300])})
+    return result
+
+
 def main(argv):
+    if argv[:1] == ["--replies"]:
+        json.dump(replies(json.load(sys.stdin)), sys.stdout)
+        return
     mode, urls = (samples, argv[1:]) if argv[:1] == ["--samples"] else (describe, argv)
     result = {}
     for url in urls:

@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { parseSoapFault } from './fault.ts';
+import { resolveReferences } from './references.ts';
 import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
 import { XmlBoundExceeded } from './xml-bounds.ts';
 
@@ -22,7 +23,8 @@ import { XmlBoundExceeded } from './xml-bounds.ts';
  * - Otherwise the Body's first child element (`AddResponse`) as an object of its children (`{AddResult: "5"}`), as
  *   `elementValue` shows it: values stay strings, repeated elements are arrays, attributes under `$attributes`, text
  *   beside children or attributes under `$value`; an empty response element is `{}` and a text-only one
- *   `{$value: text}`. SOAP-encoded `href`/`multiRef` references are not resolved.
+ *   `{$value: text}`. SOAP 1.1 encoding's multi-reference values (`href="#id0"` standing for a `multiRef id="id0"`
+ *   beside the result, as Axis 1 answers) are resolved (references.ts).
  *
  * The body is read as UTF-8 unless it starts with a UTF-16 byte-order mark; a declared `encoding` is not honoured.
  *
@@ -59,15 +61,33 @@ export function readSoapResponse(status: number, headers: Record<string, string>
   return methodResult(soapBody);
 }
 
-/** The Body's first child element as an object; repeated first elements: the first one. */
+/**
+ * The Body's first child element as an object (repeated first elements: the first one), its multi-reference
+ * accessors (`href="#id"`) resolved from the Body's other children that carry an `id` (references.ts).
+ */
 function methodResult(soapBody: unknown): Record<string, unknown> {
-  const name = isXmlRecord(soapBody)
-    ? Object.keys(soapBody).find((key) => key !== textKey && !key.startsWith(attributePrefix))
-    : undefined;
-  if (name === undefined) return {};
-  const value = elementValue(childElement(soapBody, name));
+  if (!isXmlRecord(soapBody)) return {};
+  const names = Object.keys(soapBody).filter((key) => key !== textKey && !key.startsWith(attributePrefix));
+  if (names.length === 0) return {};
+  const [name, ...others] = names;
+  let value = elementValue(childElement(soapBody, name));
+  const independent = independentElements(soapBody, others);
+  if (independent.size > 0) value = resolveReferences(value, independent);
   if (isXmlRecord(value)) return value;
   return value === '' || value === null ? {} : { $value: value };
+}
+
+/** The Body's elements beside the result that carry an `id` (SOAP 1.1 §5.4.1's independent elements), by id. */
+function independentElements(soapBody: Record<string, unknown>, names: string[]): Map<string, unknown> {
+  const byId = new Map<string, unknown>();
+  for (const name of names) {
+    const nodes = soapBody[name];
+    for (const node of Array.isArray(nodes) ? nodes : [nodes]) {
+      const id = isXmlRecord(node) ? node[`${attributePrefix}id`] : undefined;
+      if (typeof id === 'string' && !byId.has(id)) byId.set(id, elementValue(node));
+    }
+  }
+  return byId;
 }
 
 /** Whether the first markup, after any XML declaration, processing instructions and comments, opens an HTML page. */
