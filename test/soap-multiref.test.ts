@@ -206,3 +206,51 @@ describeWithCorpus('multi-reference values in WSDL mode, read as python-zeep rea
     });
   }
 });
+
+describeWithCorpus('a simple type that restricts a built-in reads as its base, as python-zeep reads it (mssql-native)', () => {
+  let h: Harness;
+  let auth: Auth;
+  let corpus: CorpusServer;
+  let upstream: RawUpstream;
+
+  before(async () => {
+    h = await harness();
+    await h.tenant('acme');
+    auth = await h.auth('acme', ['integrations.*']);
+    corpus = await serveCorpus();
+    upstream = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(dayAnswer);
+    });
+  });
+  after(async () => {
+    await Promise.all([upstream.close(), corpus.close()]);
+    await h.close();
+  });
+
+  // sqltypes:int is `<simpleType name="int"><restriction base="xsd:int"/></simpleType>`, which node-soap's tables drop.
+  const dayAnswer =
+    '<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
+    '<DayAsNumberResponse xmlns="http://tempUri.org/"><DayAsNumberResult>2</DayAsNumberResult></DayAsNumberResponse>' +
+    '</soap:Body></soap:Envelope>';
+
+  test('sqltypes:int: the number 2, not the text "2"', async () => {
+    const mssql = corpusEntries().find((entry) => entry.name === 'mssql-native');
+    assert.ok(mssql, 'the corpus has mssql-native');
+    const put = await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/mssql',
+      payload: { connector: 'soap-1.0.0', config: { endpoint_url: corpus.url(mssql), service_url: upstream.url } },
+    });
+    assert.equal(put.statusCode, 201, put.body);
+    const res = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/mssql/execute',
+      payload: { operation: 'receive', method: 'DayAsNumber', params: { day: '2026-11-27T00:00:00' } },
+    });
+    const [zeep] = await zeepReplies([{ wsdl: corpus.url(mssql), operation: 'DayAsNumber', reply: dayAnswer }]);
+    assert.ok('value' in zeep, JSON.stringify(zeep));
+    // zeep returns the one output element's value unwrapped.
+    assert.deepEqual(assertOk(res), { DayAsNumberResult: zeep.value });
+    assert.equal(zeep.value, 2);
+  });
+});

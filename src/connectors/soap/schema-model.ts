@@ -94,6 +94,8 @@ export class SchemaModel {
   readonly #definitions: Node;
   readonly #globals: SchemaGlobals;
   readonly #cache = new Map<Node, TypeModel>();
+  /** Each schema's named types by name, as its own children declare them (see #namedInSchema). */
+  readonly #namedTypes = new Map<Node, Map<string, Node>>();
 
   /** `globals`: the global attributes and attribute groups, which node-soap's parsed schemas do not keep. */
   constructor(wsdl: WSDL, globals: SchemaGlobals = { attributes: new Map(), attributeGroups: new Map() }) {
@@ -141,8 +143,27 @@ export class SchemaModel {
     if (ns !== undefined && xsdNamespaces.has(ns)) return simple(local);
     if (ns === soapEncodingNamespace) return local === 'Array' ? arrayModel(anyType) : simple(local);
     const schema = this.#schema(ns);
-    const node = schema?.complexTypes?.[local] ?? schema?.types?.[local];
+    const node = schema?.complexTypes?.[local] ?? schema?.types?.[local] ?? this.#namedInSchema(schema, local);
     return node ? this.typeOf(node, ns) : undefined;
+  }
+
+  /**
+   * A type declared in `schema` that node-soap's tables leave out: it drops a named simple type whose name is a
+   * built-in's (`sqltypes:int`, a restriction of `xsd:int`), which then read as text instead of as its base.
+   */
+  #namedInSchema(schema: Node, local: string): Node {
+    if (!schema) return undefined;
+    let named = this.#namedTypes.get(schema);
+    if (!named) {
+      named = new Map();
+      for (const child of schema.children ?? []) {
+        if ((child.name === 'simpleType' || child.name === 'complexType') && typeof child.$name === 'string') {
+          if (!named.has(child.$name)) named.set(child.$name, child);
+        }
+      }
+      this.#namedTypes.set(schema, named);
+    }
+    return named.get(local);
   }
 
   /** The global element `ns`/`local` names: its declaration node, or undefined when no schema declares it. */
