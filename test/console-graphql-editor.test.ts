@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { accessTokenOf, type ConsoleBrowser, cli, openConsoleBrowser, untilPage } from './helpers/console-browser.ts';
+import { type ConsoleBrowser, openConsoleBrowser, serveWithOwner, untilPage } from './helpers/console-browser.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
-import { type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type ServerProcess, tempDatabase } from './helpers/processes.ts';
 
 /**
  * Try-it-out's GraphQL document editor (issue 22) in a real browser: CodeMirror with cm6-graphql, served from
@@ -66,13 +66,8 @@ describe('the GraphQL document editor of try-it-out in a real browser', () => {
   before(async () => {
     upstream = await startGraphqlServer();
     refusing = await refusingUpstream();
-    const env = { ...db.env };
-    await cli(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
-    await cli(['users', 'create', email, '--name', 'Ada Lovelace', '--password-stdin'], env, `${password}\n`);
-    await cli(['users', 'grant', email, '--tenant', 'acme', '--role', 'owner'], env);
-    server = await startServer(env);
-    origin = server.url;
-    const accessToken = await accessTokenOf(origin, email, password);
+    let accessToken: string;
+    ({ server, origin, accessToken } = await serveWithOwner({ ...db.env }, email, password));
     const integrations: Record<string, { connector: string; config: Record<string, unknown> }> = {
       people: { connector: 'graphql-1.0.0', config: { base_url: upstream.url } },
       legacy: { connector: 'graphql-1.0.0', config: { base_url: refusing.url } },

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { accessTokenOf, type ConsoleBrowser, cli, openConsoleBrowser } from './helpers/console-browser.ts';
-import { type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { type ConsoleBrowser, openConsoleBrowser, serveWithOwner } from './helpers/console-browser.ts';
+import { type ServerProcess, tempDatabase } from './helpers/processes.ts';
 import { ok, type ScriptedUpstream, scriptedUpstream } from './helpers/scripted-upstream.ts';
 
 /**
@@ -40,13 +40,7 @@ describe('the console shows and edits how an integration meets a failing upstrea
 
   before(async () => {
     upstream = await scriptedUpstream(() => (failing ? 'unavailable' : ok));
-    const env = { ...db.env };
-    await cli(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
-    await cli(['users', 'create', email, '--name', 'Ada Lovelace', '--password-stdin'], env, `${password}\n`);
-    await cli(['users', 'grant', email, '--tenant', 'acme', '--role', 'owner'], env);
-    server = await startServer(env);
-    origin = server.url;
-    accessToken = await accessTokenOf(origin, email, password);
+    ({ server, origin, accessToken } = await serveWithOwner({ ...db.env }, email, password));
     const put = await api('PUT', '/integrations/billing', {
       name: 'Billing',
       connector: 'graphql-1.0.0',

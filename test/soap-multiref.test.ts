@@ -61,44 +61,67 @@ const issue = axisAnswer(
   `<multiRef id="id4" soapenc:root="0" soapenv:encodingStyle="${ENC}" xsi:type="xsd:long" xmlns:soapenc="${ENC}">7</multiRef>`,
 );
 
+/** An app, a tenant key, and an upstream that answers every POST with `answer.xml` (set by each test). */
+interface AnsweringSetup {
+  h: Harness;
+  auth: Auth;
+  upstream: RawUpstream;
+  answer: { xml: string };
+  /** PUTs a SOAP integration `id` with `config`. */
+  put(id: string, config: Record<string, unknown>): Promise<void>;
+  /** receive of `method` (with `params`) through integration `id`. */
+  receive(id: string, method: string, params?: Record<string, unknown>): ReturnType<Harness['call']>;
+  close(): Promise<void>;
+}
+
+async function answering(): Promise<AnsweringSetup> {
+  const h = await harness();
+  await h.tenant('acme');
+  const auth = await h.auth('acme', ['integrations.*']);
+  const answer = { xml: '' };
+  const upstream = await httpUpstream((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer.xml);
+  });
+  return {
+    h,
+    auth,
+    upstream,
+    answer,
+    async put(id, config) {
+      const res = await h.call(auth, {
+        method: 'PUT',
+        url: `/api/v1/integrations/${id}`,
+        payload: { connector: 'soap-1.0.0', config },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    },
+    receive: (id, method, params) =>
+      h.call(auth, {
+        method: 'POST',
+        url: `/api/v1/integrations/${id}/execute`,
+        payload: { operation: 'receive', method, params },
+      }),
+    async close() {
+      await upstream.close();
+      await h.close();
+    },
+  };
+}
+
 describe('multi-reference values in raw mode', () => {
-  let h: Harness;
-  let auth: Auth;
-  let upstream: RawUpstream;
-  let answer = '';
+  let setup: AnsweringSetup;
 
   before(async () => {
-    h = await harness();
-    await h.tenant('acme');
-    auth = await h.auth('acme', ['integrations.*']);
-    upstream = await httpUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer);
-    });
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/axis',
-      payload: {
-        connector: 'soap-1.0.0',
-        config: { endpoint_url: `${upstream.url}/rpc/soap/jirasoapservice-v2`, namespace: BEANS },
-      },
-    });
-    assert.equal(put.statusCode, 201, put.body);
+    setup = await answering();
+    await setup.put('axis', { endpoint_url: `${setup.upstream.url}/rpc/soap/jirasoapservice-v2`, namespace: BEANS });
   });
-  after(async () => {
-    await upstream.close();
-    await h.close();
-  });
+  after(() => setup.close());
 
-  const call = () =>
-    h.call(auth, {
-      method: 'POST',
-      url: '/api/v1/integrations/axis/execute',
-      payload: { operation: 'receive', method: 'getIssue' },
-    });
+  const call = () => setup.receive('axis', 'getIssue');
   const typed = (type: string, value: string) => ({ $attributes: { type }, $value: value });
 
   test('an accessor is replaced by its multiRef, nested ones too, and a value referenced twice is there twice', async () => {
-    answer = issue;
+    setup.answer.xml = issue;
     const component = (id: string, name: string) => ({
       $attributes: { type: 'ns9:RemoteComponent' },
       id: typed('xsd:string', id),
@@ -124,7 +147,7 @@ describe('multi-reference values in raw mode', () => {
   });
 
   test('a cycle is cut where it closes, and a reference to no element stays as read', async () => {
-    answer = axisAnswer(
+    setup.answer.xml = axisAnswer(
       '<ns1:getIssueResponse xmlns:ns1="urn:x"><getIssueReturn href="#a"/><other href="#nowhere"/></ns1:getIssueResponse>',
       '<multiRef id="a"><name>A</name><next href="#b"/></multiRef>',
       '<multiRef id="b"><name>B</name><next href="#a"/></multiRef>',
@@ -140,40 +163,35 @@ describe('multi-reference values in raw mode', () => {
       { length: 40 },
       (_, i) => `<multiRef id="r${i}"><l href="#r${i + 1}"/><r href="#r${i + 1}"/></multiRef>`,
     );
-    answer = axisAnswer('<ns1:getIssueResponse xmlns:ns1="urn:x"><getIssueReturn href="#r0"/></ns1:getIssueResponse>', ...refs);
+    setup.answer.xml = axisAnswer(
+      '<ns1:getIssueResponse xmlns:ns1="urn:x"><getIssueReturn href="#r0"/></ns1:getIssueResponse>',
+      ...refs,
+    );
     const error = assertError(await call(), 502, 'upstream_invalid_response');
     assert.match(error.message, /expand to more than 1000000 values/);
   });
 });
 
-describeWithCorpus('multi-reference values in WSDL mode, read as python-zeep reads them (axis1-jira)', () => {
-  let h: Harness;
-  let auth: Auth;
+describeWithCorpus('answers read as python-zeep reads them (corpus WSDLs)', () => {
+  let setup: AnsweringSetup;
   let corpus: CorpusServer;
-  let upstream: RawUpstream;
-  let answer = '';
 
   before(async () => {
-    h = await harness();
-    await h.tenant('acme');
-    auth = await h.auth('acme', ['integrations.*']);
+    setup = await answering();
     corpus = await serveCorpus();
-    upstream = await httpUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer);
-    });
-    const jira = corpusEntries().find((entry) => entry.name === 'axis1-jira');
-    assert.ok(jira, 'the corpus has axis1-jira');
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/jira',
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: corpus.url(jira), service_url: upstream.url } },
-    });
-    assert.equal(put.statusCode, 201, put.body);
   });
   after(async () => {
-    await Promise.all([upstream.close(), corpus.close()]);
-    await h.close();
+    await corpus.close();
+    await setup.close();
   });
+
+  /** Integration `id` on corpus entry `name`, its calls answered by the test's upstream; the WSDL's URL. */
+  async function onCorpus(id: string, name: string): Promise<string> {
+    const entry = corpusEntries().find((candidate) => candidate.name === name);
+    assert.ok(entry, `the corpus has ${name}`);
+    await setup.put(id, { endpoint_url: corpus.url(entry), service_url: setup.upstream.url });
+    return corpus.url(entry);
+  }
 
   /** zeep's value without the fields it fills with null for elements the answer does not have. */
   function withoutNulls(value: unknown): unknown {
@@ -190,64 +208,27 @@ describeWithCorpus('multi-reference values in WSDL mode, read as python-zeep rea
     ['getComponents', components, 'getComponentsReturn'],
     ['getIssue', issue, 'getIssueReturn'],
   ] as const) {
-    test(`${operation}: the same values, types and lists as zeep's`, async () => {
-      answer = reply;
-      const jira = corpusEntries().find((entry) => entry.name === 'axis1-jira');
-      const [zeep] = await zeepReplies([{ wsdl: corpus.url(jira ?? { name: '', main: '' }), operation, reply }]);
+    test(`axis1-jira ${operation}: multi-reference values give zeep's values, types and lists`, async () => {
+      const wsdl = await onCorpus(`jira-${operation}`, 'axis1-jira');
+      setup.answer.xml = reply;
+      const [zeep] = await zeepReplies([{ wsdl, operation, reply }]);
       assert.ok('value' in zeep, JSON.stringify(zeep));
-      const res = await h.call(auth, {
-        method: 'POST',
-        url: '/api/v1/integrations/jira/execute',
-        payload: { operation: 'receive', method: operation, params: { in0: 'token', in1: 'IX' } },
-      });
-      const data = assertOk(res);
+      const data = assertOk(await setup.receive(`jira-${operation}`, operation, { in0: 'token', in1: 'IX' }));
       // Normalisation: zeep returns the one part's value; it shows absent elements as null, and an empty array as [].
       assert.deepEqual(data[part], withoutNulls(zeep.value));
     });
   }
-});
 
-describeWithCorpus('a simple type that restricts a built-in reads as its base, as python-zeep reads it (mssql-native)', () => {
-  let h: Harness;
-  let auth: Auth;
-  let corpus: CorpusServer;
-  let upstream: RawUpstream;
-
-  before(async () => {
-    h = await harness();
-    await h.tenant('acme');
-    auth = await h.auth('acme', ['integrations.*']);
-    corpus = await serveCorpus();
-    upstream = await httpUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(dayAnswer);
-    });
-  });
-  after(async () => {
-    await Promise.all([upstream.close(), corpus.close()]);
-    await h.close();
-  });
-
-  // sqltypes:int is `<simpleType name="int"><restriction base="xsd:int"/></simpleType>`, which node-soap's tables drop.
-  const dayAnswer =
-    '<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
-    '<DayAsNumberResponse xmlns="http://tempUri.org/"><DayAsNumberResult>2</DayAsNumberResult></DayAsNumberResponse>' +
-    '</soap:Body></soap:Envelope>';
-
-  test('sqltypes:int: the number 2, not the text "2"', async () => {
-    const mssql = corpusEntries().find((entry) => entry.name === 'mssql-native');
-    assert.ok(mssql, 'the corpus has mssql-native');
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/mssql',
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: corpus.url(mssql), service_url: upstream.url } },
-    });
-    assert.equal(put.statusCode, 201, put.body);
-    const res = await h.call(auth, {
-      method: 'POST',
-      url: '/api/v1/integrations/mssql/execute',
-      payload: { operation: 'receive', method: 'DayAsNumber', params: { day: '2026-11-27T00:00:00' } },
-    });
-    const [zeep] = await zeepReplies([{ wsdl: corpus.url(mssql), operation: 'DayAsNumber', reply: dayAnswer }]);
+  test('mssql-native: sqltypes:int, a simple type restricting xsd:int, is the number 2, not the text "2"', async () => {
+    // `<simpleType name="int"><restriction base="xsd:int"/></simpleType>`, which node-soap's tables drop.
+    const reply =
+      '<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
+      '<DayAsNumberResponse xmlns="http://tempUri.org/"><DayAsNumberResult>2</DayAsNumberResult></DayAsNumberResponse>' +
+      '</soap:Body></soap:Envelope>';
+    const wsdl = await onCorpus('mssql', 'mssql-native');
+    setup.answer.xml = reply;
+    const res = await setup.receive('mssql', 'DayAsNumber', { day: '2026-11-27T00:00:00' });
+    const [zeep] = await zeepReplies([{ wsdl, operation: 'DayAsNumber', reply }]);
     assert.ok('value' in zeep, JSON.stringify(zeep));
     // zeep returns the one output element's value unwrapped.
     assert.deepEqual(assertOk(res), { DayAsNumberResult: zeep.value });

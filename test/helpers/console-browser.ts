@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { runCli } from './cli.ts';
-import type { Env } from './processes.ts';
+import { type Env, type ServerProcess, startServer } from './processes.ts';
 import { until } from './until.ts';
 
 /**
@@ -124,4 +124,22 @@ export async function openConsoleBrowser(origin: string, options: { clipboard?: 
     },
     close: () => browser.close(),
   };
+}
+
+/**
+ * A server on a fresh tenant `acme` (named Acme Corp) with one owner, `email` with `password`, made by the CLI; its
+ * origin and the owner's access token, for the set-up and read-backs a browser test makes through the API.
+ *
+ * @example const { server, origin, accessToken } = await serveWithOwner(db.env, 'ada@example.com', 'a long password');
+ */
+export async function serveWithOwner(
+  env: Env,
+  email: string,
+  password: string,
+): Promise<{ server: ServerProcess; origin: string; accessToken: string }> {
+  await cli(['tenants', 'create', 'acme', '--name', 'Acme Corp'], env);
+  await cli(['users', 'create', email, '--name', 'Ada Lovelace', '--password-stdin'], env, `${password}\n`);
+  await cli(['users', 'grant', email, '--tenant', 'acme', '--role', 'owner'], env);
+  const server = await startServer(env);
+  return { server, origin: server.url, accessToken: await accessTokenOf(server.url, email, password) };
 }
