@@ -5,10 +5,12 @@ import { cliJson } from './helpers/cli.ts';
 import { createTestDatabase, dropRedisKeys, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
 import { type Env, type Json, killAll, type ServerProcess, startServer } from './helpers/processes.ts';
 import { ok, type ScriptedUpstream, scriptedUpstream } from './helpers/scripted-upstream.ts';
+import { type CountingGraphqlServer, startYogaServer } from './helpers/yoga-server.ts';
 
 /**
- * The circuit breaker shared by instances (docs/resilience.md#circuit-breaker): two `interchange serve` processes on one
- * PostgreSQL database and one Redis. Failures seen by either count together, and both refuse while it is open.
+ * What instances share about an integration's upstream, two `interchange serve` processes on one PostgreSQL database
+ * and one Redis: its circuit breaker (docs/resilience.md#circuit-breaker), failures seen by either counting together;
+ * and the end of its kept GraphQL schema when the integration changes (docs/execute.md#schema-aware-checking).
  */
 
 after(killAll);
@@ -16,7 +18,7 @@ after(killAll);
 const prefix = `ixtest-breaker-${randomBytes(6).toString('hex')}`;
 const tenant = 'acme';
 
-describe('two instances share each integration’s circuit breaker through Redis', () => {
+describe('two instances share what they know of an integration’s upstream', () => {
   let database: { url: string; drop(): Promise<void> };
   let env: Env;
   let a: ServerProcess;
@@ -55,6 +57,27 @@ describe('two instances share each integration’s circuit breaker through Redis
   }
   const receive = (server: ServerProcess) =>
     call(server, 'POST', '/integrations/crm/execute', { operation: 'receive', query: '{ ok }' });
+
+  test('a change through A drops the GraphQL schema B keeps, within a second of the change', async () => {
+    const yoga: CountingGraphqlServer = await startYogaServer();
+    try {
+      const put = await call(a, 'PUT', '/integrations/shop', { connector: 'graphql-1.0.0', config: { base_url: yoga.url } });
+      assert.equal(put.status, 201, JSON.stringify(put.body));
+      const query = (server: ServerProcess) =>
+        call(server, 'POST', '/integrations/shop/execute', { operation: 'receive', query: '{ serverTime }' });
+      assert.equal((await query(b)).status, 200);
+      assert.equal((await query(b)).status, 200);
+      assert.equal(yoga.introspections, 1, 'B read the schema once and kept it');
+      const patched = await call(a, 'PATCH', '/integrations/shop', { config: { schema_ttl_seconds: 900 } });
+      assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      // Integrations are read anew within 1 s on every instance (README: Scale out): waited from the change's answer.
+      await new Promise((resolve) => setTimeout(resolve, 1010));
+      assert.equal((await query(b)).status, 200);
+      assert.equal(yoga.introspections, 2, 'B read it again after the change');
+    } finally {
+      await yoga.close();
+    }
+  });
 
   test('failures through A and B open it for both; a change through B closes it for A', async () => {
     const put = await call(a, 'PUT', '/integrations/crm', {
