@@ -496,15 +496,13 @@ export class ExecutionService {
   async schema(tenantId: string, integrationId: string): Promise<SchemaView> {
     const stored = await findIntegration(this.#ctx.storage.db, tenantId, integrationId);
     if (!stored) throw new ApiError('not_found', `No integration ${integrationId}.`);
-    const definition = this.#ctx.registry.get(stored.connector);
-    if (!definition) throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
     const budget = new ExecuteBudget({
       maxBytes: this.#ctx.config.executeMaxBytes,
       deadlineMs: this.#ctx.config.executeDeadlineSeconds * 1000,
     });
-    const run = new BoundRun(this.#ctx.connectors, this.#resolved(definition, stored), budget);
+    const run = new BoundRun(this.#ctx.connectors, this.#resolved(this.#definition(stored), stored), budget);
     budget.retry = run.retry;
-    const { connection } = run;
+    const { connection, definition } = run;
     if (!connection.schema) {
       throw new ApiError('unsupported_operation', `The ${definition.id} connector has no schema to show.`, {
         connector: definition.id,
@@ -617,10 +615,16 @@ export class ExecutionService {
     return resolved;
   }
 
-  /** The integration's connector bound for one run, with its credentials and dispatcher; throws when it cannot run. */
-  #bind(call: ExecuteCall, stored: StoredIntegration, budget: ExecuteBudget): BoundRun {
+  /** The stored integration's connector, or integration_misconfigured when this service no longer offers it. */
+  #definition(stored: StoredIntegration): ConnectorDefinition {
     const definition = this.#ctx.registry.get(stored.connector);
     if (!definition) throw new ApiError('integration_misconfigured', `Connector ${stored.connector} is no longer offered.`);
+    return definition;
+  }
+
+  /** The integration's connector bound for one run, with its credentials and dispatcher; throws when it cannot run. */
+  #bind(call: ExecuteCall, stored: StoredIntegration, budget: ExecuteBudget): BoundRun {
+    const definition = this.#definition(stored);
     // The operation and the fields' schemas are checked before the integration is decrypted. What the connector finds
     // wrong comes after, from the connection (`prepare`): connect does no I/O, so such a request costs no upstream call.
     checkExecuteRequest(definition, call.operation, call.fields);

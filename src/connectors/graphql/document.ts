@@ -7,7 +7,7 @@ import { validationFailed } from '../../errors.ts';
  * Its CommonJS build, required synchronously: documents are parsed in synchronous request checks.
  */
 let graphqlModule: typeof import('graphql') | undefined;
-function graphql(): typeof import('graphql') {
+export function graphql(): typeof import('graphql') {
   graphqlModule ??= createRequire(import.meta.url)('graphql') as typeof import('graphql');
   return graphqlModule;
 }

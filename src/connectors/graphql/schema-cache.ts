@@ -85,12 +85,6 @@ export class SchemaCache<S> {
     void this.#load(key, version, ttlMs, Promise.resolve(value), now);
   }
 
-  /** Drops a key (its integration was deleted). */
-  delete(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry) this.#drop(key, entry);
-  }
-
   #load(key: string, version: string, ttlMs: number, value: Promise<UpstreamSchema<S>>, now: number) {
     this.loads += 1;
     const entry: Entry<S> = { version, loadedAt: now, ttlMs, value, settled: undefined, bytes: 0 };

@@ -1,15 +1,7 @@
-import { createRequire } from 'node:module';
 import type { GraphQLError, GraphQLSchema, IntrospectionQuery } from 'graphql';
 import { ApiError } from '../../errors.ts';
-import type { ParsedOperation } from './document.ts';
+import { graphql, type ParsedOperation } from './document.ts';
 import type { UpstreamSchema } from './schema-cache.ts';
-
-/** graphql-js (CommonJS, loaded when first needed, as document.ts loads it). */
-let graphqlModule: typeof import('graphql') | undefined;
-function graphql(): typeof import('graphql') {
-  graphqlModule ??= createRequire(import.meta.url)('graphql') as typeof import('graphql');
-  return graphqlModule;
-}
 
 /** The largest introspection answer used (docs/limits.md#upstreams): a larger one is not read further. */
 export const introspectionMaxBytes = 5 * 1024 * 1024;
