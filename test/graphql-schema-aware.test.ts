@@ -371,3 +371,20 @@ describe('async calls and the schema', () => {
     assert.equal(server.requests, before);
   });
 });
+
+describe('GET /integrations/{id}/schema of what has no GraphQL schema', () => {
+  test('a SOAP integration: 400 unsupported_operation; no such integration: 404; another tenant’s: 404', async () => {
+    const put = await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/ledger',
+      payload: { connector: 'soap-1.0.0', config: { endpoint_url: 'http://127.0.0.1:9/ledger' } },
+    });
+    assert.equal(put.statusCode, 201, put.body);
+    const soap = await h.call(auth, { method: 'GET', url: '/api/v1/integrations/ledger/schema' });
+    assert.deepEqual(assertError(soap, 400, 'unsupported_operation').details, { connector: 'soap-1.0.0' });
+    assertError(await h.call(auth, { method: 'GET', url: '/api/v1/integrations/nope/schema' }), 404, 'not_found');
+    await h.tenant('globex');
+    const globex = await h.auth('globex', ['integrations.read']);
+    assertError(await h.call(globex, { method: 'GET', url: '/api/v1/integrations/ledger/schema' }), 404, 'not_found');
+  });
+});
