@@ -5,6 +5,7 @@
  *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part;
  *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part;
  *   0c. BENCH_ONLY=graphql-schema: schema-aware GraphQL checking per call and a cold introspection (bench/graphql-schema.ts).
+ *   0d. BENCH_ONLY=wsdl-first-call: only the first call on WSDLs, ours against node-soap's, each in a fresh process.
  * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
@@ -304,19 +305,36 @@ interface FirstCall {
   peakRssMiB: number;
 }
 
-/** One first call in a fresh process (bench/wsdl-first-call.ts), so that its peak RSS is its own. */
-async function firstCallIn(mode: 'interchange' | 'node-soap', wsdl: string, endpoint: string, method: string, params: object) {
+/** The V8 flag `npm start` runs the service with (package.json): the young generation capped at 8 MiB. */
+const serviceFlags = ['--max-semi-space-size=8'];
+
+/**
+ * One first call in a fresh process (bench/wsdl-first-call.ts), so that its peak RSS is its own: Interchange with the
+ * flags `npm start` gives the service, node-soap with Node's defaults unless `flags` says otherwise.
+ */
+async function firstCallIn(
+  mode: 'interchange' | 'node-soap',
+  wsdl: string,
+  endpoint: string,
+  method: string,
+  params: object,
+  flags: string[] = mode === 'interchange' ? serviceFlags : [],
+) {
   const script = join(import.meta.dirname, 'wsdl-first-call.ts');
-  const { stdout } = await promisify(execFile)(process.execPath, [script, mode, wsdl, endpoint, method, JSON.stringify(params)], {
-    maxBuffer: 1024 * 1024,
-  });
+  const args = [...flags, script, mode, wsdl, endpoint, method, JSON.stringify(params)];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1024 * 1024 });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as FirstCall;
 }
 
+/** The corpus WSDLs issue 23 measures the first call on: the largest, a large rpc/literal one, and a WCF one. */
+const firstCallWsdls = ['asmx-economic', 'vbox-webservice', 'wcf-bingads-campaign'];
+
 /**
- * First call and peak RSS on the largest corpus WSDL (asmx-economic, 3.1 MB, 1,511 operations per port) and on a
- * generated 1,000-operation WSDL, Interchange against node-soap's createClientAsync on the same file, each in its
- * own process. Calls go to a local endpoint answering an empty Body, never to the WSDL's own address.
+ * First call and peak RSS on corpus WSDLs (firstCallWsdls) and on a generated 1,000-operation WSDL, Interchange
+ * against node-soap's createClientAsync on the same file, each in its own process; node-soap also with the service's
+ * V8 flags, so that the flag's share of the difference shows. Each row's call is the first
+ * sample call zeep builds for the WSDL; calls go to a local endpoint answering an empty Body, never to the WSDL's own
+ * address.
  */
 async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
   const corpus = await serveCorpus();
@@ -328,19 +346,28 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
   const endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/soap`;
   try {
-    const largest = corpusEntries().find((entry) => entry.name === 'asmx-economic');
-    if (!largest) throw new Error(`asmx-economic is not in ${corpusDir} (IX_WSDL_CORPUS)`);
-    const wsdl = corpus.url(largest);
-    const samples = (await zeepSamples([wsdl]))[wsdl];
-    const sample = Array.isArray(samples) ? samples.find((s) => 'params' in s) : undefined;
-    if (!sample || !('params' in sample)) throw new Error('zeep gave no sample call for asmx-economic');
-    const generated = php.url('/large?wsdl&ops=1000');
+    const entries = firstCallWsdls.map((name) => {
+      const entry = corpusEntries().find((e) => e.name === name);
+      if (!entry) throw new Error(`${name} is not in ${corpusDir} (IX_WSDL_CORPUS)`);
+      return entry;
+    });
+    const urls = entries.map((entry) => corpus.url(entry));
+    const samples = await zeepSamples(urls);
     const rows: Array<[string, FirstCall]> = [];
-    for (const mode of ['interchange', 'node-soap'] as const) {
+    for (const [i, entry] of entries.entries()) {
+      const found = samples[urls[i]];
+      const sample = Array.isArray(found) ? found.find((s) => 'params' in s) : undefined;
+      if (!sample || !('params' in sample)) throw new Error(`zeep gave no sample call for ${entry.name}`);
+      const call = [urls[i], endpointUrl, sample.operation, sample.params] as const;
+      rows.push([`interchange, ${entry.name}: ${sample.operation}`, await firstCallIn('interchange', ...call)]);
+      rows.push([`node-soap, ${entry.name}`, await firstCallIn('node-soap', ...call)]);
       rows.push([
-        `${mode}, asmx-economic (3.1 MB): ${sample.operation}`,
-        await firstCallIn(mode, wsdl, endpointUrl, sample.operation, sample.params),
+        `node-soap with ${serviceFlags.join(' ')}, ${entry.name}`,
+        await firstCallIn('node-soap', ...call, serviceFlags),
       ]);
+    }
+    const generated = php.url('/large?wsdl&ops=1000');
+    for (const mode of ['interchange', 'node-soap'] as const) {
       rows.push([
         `${mode}, generated 1,000 operations: Op999`,
         await firstCallIn(mode, generated, php.url('/large?ops=1000'), 'Op999', { value: 'x' }),
@@ -354,9 +381,19 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
   }
 }
 
+function printFirstCalls(rows: Array<[string, FirstCall]>): void {
+  console.log('\nFirst call on a WSDL, each in a fresh process: time (ms), RSS before the load and peak RSS (MiB)');
+  for (const [name, r] of rows) {
+    console.log(
+      `${name.padEnd(70)} ${r.ms.toFixed(0).padStart(6)} ${r.rssBeforeMiB.toFixed(0).padStart(6)} ${r.peakRssMiB.toFixed(0).padStart(6)}`,
+    );
+  }
+}
+
 async function main() {
   if (process.env.BENCH_ONLY === 'queue') return runQueueBench();
   if (process.env.BENCH_ONLY === 'graphql-schema') return console.log(runGraphqlSchemaBench());
+  if (process.env.BENCH_ONLY === 'wsdl-first-call') return printFirstCalls(await wsdlFirstCalls());
   await runExecutePath();
   if (process.env.BENCH_ONLY === 'execute-path') return;
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
@@ -368,12 +405,7 @@ async function main() {
     print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
     console.log('\nFirst call on a large WSDL (one run each, ms)');
     for (const [name, ms] of soap.firstCalls) console.log(`${name.padEnd(70)} ${ms.toFixed(0)}`);
-    console.log('\nFirst call on a WSDL, each in a fresh process: time (ms), RSS before the load and peak RSS (MiB)');
-    for (const [name, r] of await wsdlFirstCalls()) {
-      console.log(
-        `${name.padEnd(70)} ${r.ms.toFixed(0).padStart(6)} ${r.rssBeforeMiB.toFixed(0).padStart(6)} ${r.peakRssMiB.toFixed(0).padStart(6)}`,
-      );
-    }
+    printFirstCalls(await wsdlFirstCalls());
     console.log('');
     await runQueueBench();
   } finally {

@@ -1,22 +1,18 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { open_wsdl, type WSDL } from 'soap/lib/wsdl/index.js';
 import { shapeResult } from '../src/connectors/soap/result-shape.ts';
-import { type ComplexModel, SchemaModel, simpleModelOf } from '../src/connectors/soap/schema-model.ts';
+import { type ComplexModel, simpleModelOf } from '../src/connectors/soap/schema-model.ts';
 import { operationLayout } from '../src/connectors/soap/signature.ts';
-import { readWsdlDocuments } from '../src/connectors/soap/wsdl-documents.ts';
+import { loadWsdlDocuments } from '../src/connectors/soap/wsdl-loader.ts';
+import { compileWsdl } from '../src/connectors/soap/wsdl-model.ts';
 
 const wsdlText = readFileSync(new URL('./fixtures/soap/calculator.wsdl', import.meta.url), 'utf8');
 
 /** The output model of an operation of the calculator fixture's first port. */
 async function calculator(): Promise<{ outputModel: (name: string) => ComplexModel }> {
-  const wsdl = await new Promise<WSDL>((resolve, reject) =>
-    open_wsdl(wsdlText as never, {}, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed))),
-  );
-  const documents = readWsdlDocuments([wsdlText]);
-  const schema = new SchemaModel(wsdl, documents.globals);
-  const [port] = documents.services.find((s) => s.name === 'CalculatorService')?.ports ?? [];
+  const { schema, services } = compileWsdl(await loadWsdlDocuments('http://fixture.test/calculator.wsdl', async () => wsdlText));
+  const [port] = services.find((s) => s.name === 'CalculatorService')?.ports ?? [];
   return {
     outputModel(name) {
       const operation = port.operations.find((o) => o.name === name);

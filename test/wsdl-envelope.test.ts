@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ComplexModel, simpleModelOf, xmlNamespace } from '../src/connectors/soap/schema-model.ts';
+import { xmlNamespace } from '../src/connectors/soap/namespaces.ts';
+import { type ComplexModel, simpleModelOf } from '../src/connectors/soap/schema-model.ts';
 import { writeWsdlEnvelope } from '../src/connectors/soap/wsdl-envelope.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 

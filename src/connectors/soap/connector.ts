@@ -6,7 +6,6 @@ import { wsSecuritySecretPaths } from '../../credentials/ws-security-config.ts';
 import { ApiError, type ValidationIssue } from '../../errors.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
-import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { RawJson } from '../../transport/raw-json.ts';
 import { redactUrl, type UpstreamResponse } from '../../transport/upstream.ts';
 import { cacheVersion } from '../cache-version.ts';
@@ -33,8 +32,8 @@ import { writeWsdlEnvelope } from './wsdl-envelope.ts';
 import type { WsdlModel } from './wsdl-model.ts';
 
 /**
- * WSDL mode's reading of WSDLs (node-soap, the schema model): loaded on the first WSDL, so that an instance that
- * never loads one does not carry it.
+ * WSDL mode's reading of WSDLs (the loader, the compiler, the schema model): loaded on the first WSDL, so that an
+ * instance that never loads one does not carry it.
  */
 const wsdlModule = () => import('./wsdl-model.ts');
 
@@ -122,20 +121,6 @@ function foreignAddress(portName: string, address: string): ApiError {
   );
 }
 
-function wsdlLoadFailure(error: unknown, http: SoapHttp): unknown {
-  if (error instanceof ApiError) return error;
-  const last = http.last;
-  if (last && (last.status < 200 || last.status >= 300)) {
-    return new ApiError('upstream_http_error', `Fetching the WSDL answered HTTP ${last.status}.`, {
-      upstream_status: last.status,
-      body_excerpt: bodyExcerpt(last.body),
-    });
-  }
-  return new ApiError('upstream_invalid_response', 'The WSDL could not be read.', {
-    reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
-  });
-}
-
 function connect(
   integration: ResolvedIntegration,
   context: ConnectorContext,
@@ -149,11 +134,7 @@ function connect(
   const cachedModel = (): Promise<WsdlModel> =>
     wsdlCache.get(`${integration.tenantId}\u0000${integration.id}`, cacheVersion(integration), async () => {
       const http = new SoapHttp(settings.http, { ...wsdlLoadDefaults, timeoutMs: settings.http.timeoutMs });
-      try {
-        return await (await wsdlModule()).loadWsdlModel(settings.endpointUrl, http);
-      } catch (error) {
-        throw wsdlLoadFailure(error, http);
-      }
+      return (await wsdlModule()).loadWsdlModel(settings.endpointUrl, http);
     });
   const model = (): Promise<WsdlModel> =>
     tracingOn() ? traceWsdlLoad(settings.endpointUrl, wsdlCache, cachedModel) : cachedModel();

@@ -1,28 +1,27 @@
-import type { WSDL } from 'soap/lib/wsdl/index.js';
-import type { SchemaGlobals } from './wsdl-documents.ts';
+import { soapEncodingNamespace, xsdNamespaces } from './namespaces.ts';
+import type { XmlElement } from './xml-reader.ts';
+import type { SchemaIndex } from './xsd-index.ts';
 
 /**
- * The XML Schema types of a WSDL's messages, read from node-soap's parsed schema nodes the way the XML Schema
- * specification defines them: named and anonymous types, `type=` and `ref=`, `sequence`/`all`/`choice` (nested),
- * groups, `complexContent` extension (the base type's content first) and restriction, `simpleContent`, `xsd:any`,
- * attributes (local, `ref`, attribute groups, `anyAttribute`, inherited, prohibited), simple types with enumerations
- * over the built-in types, and SOAP-encoded arrays. Types are resolved lazily and
- * cached per schema node, so a recursive type (a tree of nodes) is no problem.
+ * The XML Schema types of a WSDL's messages, compiled from the schema documents' elements (xsd-index.ts finds the
+ * global ones) the way the XML Schema specification defines them: named and anonymous types, `type=` and `ref=`,
+ * `sequence`/`all`/`choice` (nested), groups, `complexContent` extension (the base type's content first) and
+ * restriction, `simpleContent`, `xsd:any`, attributes (local, `ref`, attribute groups, `anyAttribute`, inherited,
+ * prohibited), simple types with enumerations over the built-in types, and SOAP-encoded arrays. Each local element's
+ * namespace follows its own schema document's `elementFormDefault`. Types are compiled lazily and cached per schema
+ * element, so a recursive type (a tree of nodes) is no problem.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: node-soap's parsed schema nodes are untyped.
-type Node = any;
+type Node = XmlElement;
 
-export const xsdNamespaces = new Set([
-  'http://www.w3.org/2001/XMLSchema',
-  'http://www.w3.org/2000/10/XMLSchema',
-  'http://www.w3.org/1999/XMLSchema',
-]);
-const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
-/** The namespace the `xml` prefix is bound to, always (Namespaces in XML 1.0 §3). */
-export const xmlNamespace = 'http://www.w3.org/XML/1998/namespace';
-/** node-soap's key for a schema's target namespace in its `xmlns` maps. */
-const tnsKey = '__tns__';
+/** A schema element's children in XML Schema's namespace (annotations and foreign extensions are other elements). */
+function xsdChildren(node: Node): Node[] {
+  return node.children.filter((child) => xsdNamespaces.has(child.ns));
+}
+
+function xsdChild(node: Node, ...locals: string[]): Node | undefined {
+  return node.children.find((child) => xsdNamespaces.has(child.ns) && locals.includes(child.local));
+}
 
 /** A simple value: a built-in type (by its local name), possibly restricted to an enumeration. */
 export interface SimpleModel {
@@ -89,33 +88,29 @@ export function simpleModelOf(builtin: string): SimpleModel {
   return simple(builtin);
 }
 
-/** The resolver of one parsed WSDL. */
+/** The compiled types of one WSDL's schemas. */
 export class SchemaModel {
-  readonly #definitions: Node;
-  readonly #globals: SchemaGlobals;
+  readonly #index: SchemaIndex;
   readonly #cache = new Map<Node, TypeModel>();
-  /** Each schema's named types by name, as its own children declare them (see #namedInSchema). */
-  readonly #namedTypes = new Map<Node, Map<string, Node>>();
 
-  /** `globals`: the global attributes and attribute groups, which node-soap's parsed schemas do not keep. */
-  constructor(wsdl: WSDL, globals: SchemaGlobals = { attributes: new Map(), attributeGroups: new Map() }) {
-    this.#definitions = wsdl.definitions as Node;
-    this.#globals = globals;
+  constructor(index: SchemaIndex) {
+    this.#index = index;
   }
 
-  /** The model of a type node (complexType or simpleType) in the schema of `namespace`. */
+  /** The model of a type element (complexType or simpleType) in the schema of `namespace`. */
   typeOf(node: Node, namespace: string | undefined): TypeModel {
     const cached = this.#cache.get(node);
     if (cached) return cached;
-    if (node?.name === 'simpleType') {
+    if (node.local === 'simpleType') {
       const model = this.#simpleType(node, namespace);
       this.#cache.set(node, model);
       return model;
     }
+    const name = node.attributes.name;
     const model: ComplexModel = {
       kind: 'complex',
-      type: node?.$name ?? 'anonymous',
-      ...(node?.$name !== undefined && namespace !== undefined && { ns: namespace }),
+      type: name ?? 'anonymous',
+      ...(name !== undefined && namespace !== undefined && { ns: namespace }),
       particles: [],
       open: false,
     };
@@ -142,33 +137,13 @@ export class SchemaModel {
   #declaredType(ns: string | undefined, local: string): TypeModel | undefined {
     if (ns !== undefined && xsdNamespaces.has(ns)) return simple(local);
     if (ns === soapEncodingNamespace) return local === 'Array' ? arrayModel(anyType) : simple(local);
-    const schema = this.#schema(ns);
-    const node = schema?.complexTypes?.[local] ?? schema?.types?.[local] ?? this.#namedInSchema(schema, local);
-    return node ? this.typeOf(node, ns) : undefined;
+    const declared = ns === undefined ? undefined : this.#index.get('type', ns, local);
+    return declared ? this.typeOf(declared.node, ns) : undefined;
   }
 
-  /**
-   * A type declared in `schema` that node-soap's tables leave out: it drops a named simple type whose name is a
-   * built-in's (`sqltypes:int`, a restriction of `xsd:int`), which then read as text instead of as its base.
-   */
-  #namedInSchema(schema: Node, local: string): Node {
-    if (!schema) return undefined;
-    let named = this.#namedTypes.get(schema);
-    if (!named) {
-      named = new Map();
-      for (const child of schema.children ?? []) {
-        if ((child.name === 'simpleType' || child.name === 'complexType') && typeof child.$name === 'string') {
-          if (!named.has(child.$name)) named.set(child.$name, child);
-        }
-      }
-      this.#namedTypes.set(schema, named);
-    }
-    return named.get(local);
-  }
-
-  /** The global element `ns`/`local` names: its declaration node, or undefined when no schema declares it. */
-  globalElement(ns: string | undefined, local: string): Node {
-    return this.#schema(ns)?.elements?.[local];
+  /** The global element `ns`/`local` names: its declaration, or undefined when no schema declares it. */
+  globalElement(ns: string | undefined, local: string): Node | undefined {
+    return ns === undefined ? undefined : this.#index.get('element', ns, local)?.node;
   }
 
   /** The element a `ref=` names, and the namespace it is declared in. */
@@ -180,56 +155,45 @@ export class SchemaModel {
 
   /** The model of an element declaration: its `type=`, or its inline type, or anyType. */
   elementType(element: Node, namespace: string | undefined): TypeModel {
-    if (element.$type) return this.namedType(element.$type, element, namespace);
-    const inline = (element.children ?? []).find((c: Node) => c.name === 'complexType' || c.name === 'simpleType');
+    if (element.attributes.type) return this.namedType(element.attributes.type, element, namespace);
+    const inline = xsdChild(element, 'complexType', 'simpleType');
     return inline ? this.typeOf(inline, namespace) : anyType;
   }
 
-  #schema(ns: string | undefined): Node {
-    return ns === undefined ? undefined : this.#definitions.schemas?.[ns];
-  }
-
   /**
-   * A QName written on a schema node, as a namespace and local name: its prefix looked up in the declarations in
-   * scope (the node's own, its schema's, the WSDL's). An unprefixed name is looked for in the schema's own target
-   * namespace (node-soap keeps a default namespace under the same key as the target namespace).
+   * A QName written on a schema element, as a namespace and local name: its prefix looked up in the declarations in
+   * scope there (see SchemaIndex.prefix). An unprefixed name is looked for in the schema's own target namespace, as
+   * node-soap and zeep read the Glue and PHP generators' `type="Foo"` written without a default namespace.
    */
   #resolve(qname: string, site: Node, namespace: string | undefined): { ns: string | undefined; local: string } {
     const colon = qname.indexOf(':');
     const local = colon === -1 ? qname : qname.slice(colon + 1);
-    if (colon === -1) return { ns: namespace ?? site?.xmlns?.[tnsKey], local };
-    const prefix = qname.slice(0, colon);
-    if (prefix === 'xml') return { ns: xmlNamespace, local };
-    const ns =
-      site?.xmlns?.[prefix] ??
-      site?.schemaXmlns?.[prefix] ??
-      this.#schema(namespace)?.xmlns?.[prefix] ??
-      site?.definitionsXmlns?.[prefix] ??
-      this.#definitions.xmlns?.[prefix];
-    return { ns, local };
+    if (colon === -1) return { ns: namespace ?? this.#index.schemaOf(site)?.tns, local };
+    return { ns: this.#index.prefix(qname.slice(0, colon), site, namespace), local };
   }
 
   #simpleType(node: Node, namespace: string | undefined): SimpleModel {
-    const restriction = (node.children ?? []).find((c: Node) => c.name === 'restriction');
-    if (!restriction) return { ...anyType, type: node.$name ?? 'anonymous' };
-    const base = this.namedType(restriction.$base, restriction, namespace);
-    const enumeration = (restriction.children ?? [])
-      .filter((c: Node) => c.name === 'enumeration')
-      .map((c: Node) => String(c.$value));
+    const name = node.attributes.name;
+    const restriction = xsdChild(node, 'restriction');
+    if (!restriction) return { ...anyType, type: name ?? 'anonymous' };
+    const base = this.namedType(restriction.attributes.base, restriction, namespace);
+    const enumeration = xsdChildren(restriction)
+      .filter((c) => c.local === 'enumeration')
+      .map((c) => c.attributes.value ?? '');
     const builtin = base.kind === 'simple' ? base.builtin : 'anyType';
     return {
       kind: 'simple',
-      type: node.$name ?? base.type,
+      type: name ?? base.type,
       builtin,
       ...(enumeration.length > 0 && { enumeration }),
     };
   }
 
   #fillComplex(model: ComplexModel, node: Node, namespace: string | undefined): void {
-    for (const child of node?.children ?? []) {
-      if (child.name === 'complexContent') this.#complexContent(model, child, namespace);
-      else if (child.name === 'simpleContent') this.#simpleContent(model, child, namespace);
-      else if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
+    for (const child of xsdChildren(node)) {
+      if (child.local === 'complexContent') this.#complexContent(model, child, namespace);
+      else if (child.local === 'simpleContent') this.#simpleContent(model, child, namespace);
+      else if (attributeUses.has(child.local)) this.#attributeUse(model, child, namespace, new Set());
       else this.#particles(model, child, namespace, false, false);
     }
   }
@@ -245,38 +209,39 @@ export class SchemaModel {
    * Adds what an `attribute`, `attributeGroup` (a reference to a global group) or `anyAttribute` declares. An attribute
    * declared again replaces the inherited one of its name; `use="prohibited"` removes it.
    */
-  #attributeUse(model: ComplexModel, node: Node, namespace: string | undefined, groups: Set<unknown>): void {
-    if (node.name === 'anyAttribute') {
+  #attributeUse(model: ComplexModel, node: Node, namespace: string | undefined, groups: Set<Node>): void {
+    if (node.local === 'anyAttribute') {
       model.anyAttribute = true;
-    } else if (node.name === 'attributeGroup' && node.$ref) {
-      const { ns, local } = this.#resolve(node.$ref, node, namespace);
-      const group = this.#globals.attributeGroups.get(`{${ns ?? ''}}${local}`);
+    } else if (node.local === 'attributeGroup' && node.attributes.ref) {
+      const { ns, local } = this.#resolve(node.attributes.ref, node, namespace);
+      const group = ns === undefined ? undefined : this.#index.get('attributeGroup', ns, local)?.node;
       // A group that contains itself (through others) is read once.
       if (group === undefined || groups.has(group)) return;
       groups.add(group);
-      for (const child of group.children) this.#attributeUse(model, child, ns, groups);
-    } else if (node.name === 'attribute') {
+      for (const child of xsdChildren(group)) this.#attributeUse(model, child, ns, groups);
+    } else if (node.local === 'attribute') {
       const attribute = this.#attribute(node, namespace);
       if (attribute === undefined) return;
       const others = (model.attributes ?? []).filter((a) => a.name !== attribute.name || a.ns !== attribute.ns);
-      model.attributes = node.$use === 'prohibited' ? others : [...others, attribute];
+      model.attributes = node.attributes.use === 'prohibited' ? others : [...others, attribute];
     }
   }
 
   #attribute(node: Node, namespace: string | undefined): AttributeModel | undefined {
-    const required = node.$use === 'required';
-    if (node.$ref) {
-      const { ns, local } = this.#resolve(node.$ref, node, namespace);
+    const required = node.attributes.use === 'required';
+    if (node.attributes.ref) {
+      const { ns, local } = this.#resolve(node.attributes.ref, node, namespace);
       // soapenc:arrayType on a SOAP-encoded array's restriction describes the array (see soapArrayItem).
       if (ns === soapEncodingNamespace) return undefined;
-      const declaration = this.#globals.attributes.get(`{${ns ?? ''}}${local}`);
+      const declaration = ns === undefined ? undefined : this.#index.get('attribute', ns, local)?.node;
       const model = declaration ? this.#attributeType(declaration, ns) : simple('anySimpleType');
       return { name: local, ns: ns ?? '', required, model };
     }
-    if (typeof node.$name !== 'string') return undefined;
-    const form = node.$form ?? this.#schema(namespace)?.$attributeFormDefault;
+    const name = node.attributes.name;
+    if (name === undefined) return undefined;
+    const form = node.attributes.form ?? (this.#index.schemaOf(node)?.attributesQualified ? 'qualified' : 'unqualified');
     return {
-      name: node.$name,
+      name,
       ns: form === 'qualified' ? (namespace ?? '') : '',
       required,
       model: this.#attributeType(node, namespace),
@@ -284,15 +249,16 @@ export class SchemaModel {
   }
 
   #attributeType(node: Node, namespace: string | undefined): SimpleModel {
-    const inline = (node.children ?? []).find((c: Node) => c.name === 'simpleType');
-    const model = node.$type ? this.namedType(node.$type, node, namespace) : inline ? this.typeOf(inline, namespace) : undefined;
+    const inline = xsdChild(node, 'simpleType');
+    const type = node.attributes.type;
+    const model = type ? this.namedType(type, node, namespace) : inline ? this.typeOf(inline, namespace) : undefined;
     return model?.kind === 'simple' ? model : simple('anySimpleType');
   }
 
   #complexContent(model: ComplexModel, node: Node, namespace: string | undefined): void {
-    for (const derivation of node.children ?? []) {
-      if (derivation.name !== 'extension' && derivation.name !== 'restriction') continue;
-      const base = this.namedType(derivation.$base, derivation, namespace);
+    for (const derivation of xsdChildren(node)) {
+      if (derivation.local !== 'extension' && derivation.local !== 'restriction') continue;
+      const base = this.namedType(derivation.attributes.base, derivation, namespace);
       const arrayType = soapArrayItem(derivation);
       if (arrayType !== undefined || (base.kind === 'complex' && base.arrayOf)) {
         model.arrayOf = arrayType !== undefined ? this.namedType(arrayType, derivation, namespace) : anyType;
@@ -301,43 +267,44 @@ export class SchemaModel {
       }
       this.#inheritAttributes(model, base);
       // An extension has the base type's content first; a restriction restates what it keeps.
-      if (derivation.name === 'extension' && base.kind === 'complex') {
+      if (derivation.local === 'extension' && base.kind === 'complex') {
         if (base.open) model.anyAt ??= (base.anyAt ?? base.particles.length) + model.particles.length;
         model.particles.push(...base.particles);
         model.open ||= base.open;
       }
-      for (const child of derivation.children ?? []) {
-        if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
+      for (const child of xsdChildren(derivation)) {
+        if (attributeUses.has(child.local)) this.#attributeUse(model, child, namespace, new Set());
         else this.#particles(model, child, namespace, false, false);
       }
     }
   }
 
   #simpleContent(model: ComplexModel, node: Node, namespace: string | undefined): void {
-    const derivation = (node.children ?? []).find((c: Node) => c.name === 'extension' || c.name === 'restriction');
-    const base = derivation ? this.namedType(derivation.$base, derivation, namespace) : anyType;
+    const derivation = xsdChild(node, 'extension', 'restriction');
+    const base = derivation ? this.namedType(derivation.attributes.base, derivation, namespace) : anyType;
     model.text = base.kind === 'simple' ? base : (base.text ?? anyType);
     this.#inheritAttributes(model, base);
-    for (const child of derivation?.children ?? []) {
-      if (attributeUses.has(child.name)) this.#attributeUse(model, child, namespace, new Set());
+    for (const child of derivation ? xsdChildren(derivation) : []) {
+      if (attributeUses.has(child.local)) this.#attributeUse(model, child, namespace, new Set());
     }
   }
 
-  /** Adds the elements a content-model node declares; inside a choice or an optional group every one is optional. */
+  /** Adds the elements a content-model element declares; inside a choice or an optional group every one is optional. */
   #particles(model: ComplexModel, node: Node, namespace: string | undefined, optional: boolean, repeated: boolean): void {
-    const groupOptional = optional || node.$minOccurs === '0';
-    const groupRepeated = repeated || isMany(node.$maxOccurs);
-    switch (node.name) {
+    const groupOptional = optional || node.attributes.minOccurs === '0';
+    const groupRepeated = repeated || isMany(node.attributes.maxOccurs);
+    switch (node.local) {
       case 'sequence':
       case 'all':
-        for (const child of node.children ?? []) this.#particles(model, child, namespace, groupOptional, groupRepeated);
+        for (const child of xsdChildren(node)) this.#particles(model, child, namespace, groupOptional, groupRepeated);
         return;
       case 'choice':
-        for (const child of node.children ?? []) this.#particles(model, child, namespace, true, groupRepeated);
+        for (const child of xsdChildren(node)) this.#particles(model, child, namespace, true, groupRepeated);
         return;
       case 'group': {
-        const definition = node.$ref ? this.#group(node.$ref, node, namespace) : node;
-        for (const child of definition?.node?.children ?? definition?.children ?? []) {
+        const ref = node.attributes.ref;
+        const definition = ref ? this.#group(ref, node, namespace) : { node, ns: namespace };
+        for (const child of definition ? xsdChildren(definition.node) : []) {
           this.#particles(model, child, definition?.ns ?? namespace, groupOptional, groupRepeated);
         }
         return;
@@ -356,18 +323,19 @@ export class SchemaModel {
 
   #group(ref: string, site: Node, namespace: string | undefined): { node: Node; ns: string | undefined } | undefined {
     const { ns, local } = this.#resolve(ref, site, namespace);
-    const node = this.#schema(ns)?.groups?.[local];
+    const node = ns === undefined ? undefined : this.#index.get('group', ns, local)?.node;
     return node ? { node, ns } : undefined;
   }
 
   #particle(node: Node, namespace: string | undefined, optional: boolean, repeated: boolean): Particle {
-    const referenced = node.$ref ? this.element(node.$ref, node, namespace) : undefined;
+    const ref = node.attributes.ref;
+    const referenced = ref ? this.element(ref, node, namespace) : undefined;
     const declaration = referenced?.node ?? node;
     const declaredIn = referenced?.ns ?? namespace;
-    const name = declaration.$name ?? String(node.$ref ?? '').replace(/^.*:/, '');
+    const name = declaration.attributes.name ?? String(ref ?? '').replace(/^.*:/, '');
     // XML Schema 3.3.2: a global element is always in its schema's namespace; a local one when its form (or else its
-    // schema's elementFormDefault) is qualified.
-    const form = node.$form ?? this.#schema(namespace)?.$elementFormDefault;
+    // own schema document's elementFormDefault) is qualified.
+    const form = node.attributes.form ?? (this.#index.schemaOf(node)?.elementsQualified ? 'qualified' : 'unqualified');
     const ns = referenced ? (referenced.ns ?? '') : form === 'qualified' ? (namespace ?? '') : '';
     let model: TypeModel | undefined;
     const resolve = () => {
@@ -377,9 +345,9 @@ export class SchemaModel {
     return {
       name,
       ns,
-      required: !optional && node.$minOccurs !== '0',
-      repeated: repeated || isMany(node.$maxOccurs),
-      nillable: node.$nillable === 'true' || declaration.$nillable === 'true',
+      required: !optional && node.attributes.minOccurs !== '0',
+      repeated: repeated || isMany(node.attributes.maxOccurs),
+      nillable: node.attributes.nillable === 'true' || declaration.attributes.nillable === 'true',
       get model() {
         return resolve();
       },
@@ -396,9 +364,10 @@ function isMany(maxOccurs: string | undefined): boolean {
 
 /** `wsdl:arrayType="tns:Item[]"` on a SOAP-encoded array's restriction, as the item type's QName. */
 function soapArrayItem(derivation: Node): string | undefined {
-  for (const attribute of derivation.children ?? []) {
-    const arrayType = Object.entries(attribute).find(([key]) => key.endsWith(':arrayType') || key === '$arrayType')?.[1];
-    if (typeof arrayType === 'string') return arrayType.replace(/\[[\d,]*\]$/, '');
+  for (const attribute of xsdChildren(derivation)) {
+    for (const [key, value] of Object.entries(attribute.attributes)) {
+      if (key === 'arrayType' || key.endsWith(':arrayType')) return value.replace(/\[[\d,]*\]$/, '');
+    }
   }
   return undefined;
 }

@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import type { ExecuteBudget } from '../../transport/budget.ts';
+import { bodyExcerpt } from '../../transport/excerpt.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../transport/upstream.ts';
 import { checkXmlBounds } from './xml-bounds.ts';
 
@@ -26,28 +27,18 @@ export interface WsdlLoadLimits {
 /** docs/limits.md#upstreams: one WSDL is at most 100 documents and 16 MiB, read within the integration's timeout_seconds. */
 export const wsdlLoadDefaults = { maxDocuments: 100, maxBytes: 16 * 1024 * 1024 } as const;
 
-type Callback = (
-  error: unknown,
-  response?: { status: number; headers: Record<string, string>; data: string },
-  body?: string,
-) => void;
-
 /**
- * node-soap's HttpClient contract (`request(url, data, callback)`) for loading one WSDL: every document (the WSDL,
- * its imports and includes) is a GET through the egress-checked transport, with the auth header where it may go, the
- * timeout and the size cap, and all of them together within `limits`. Redirects are not followed (node-soap takes
- * any answer but 200 as a failure). Documents declaring a DTD are refused before node-soap's
- * parser sees them. WSDL mode's calls do not come here: the connector posts its own envelopes.
+ * Fetches the documents of one WSDL (the WSDL, its imports and includes) for wsdl-loader.ts: each a GET through the
+ * egress-checked transport, with the auth header where it may go, the timeout and the size cap, and all of them
+ * together within `limits`. Redirects are not followed, and any answer but 2xx fails the load. Documents declaring
+ * a DTD, or beyond the bounds raw mode reads answers within, are refused before they are parsed. WSDL mode's calls
+ * do not come here: the connector posts its own envelopes.
  */
 export class SoapHttp {
   readonly #options: SoapHttpOptions;
   readonly #limits: WsdlLoadLimits;
-  /** The last answer, for reading why a load failed. */
-  last: UpstreamResponse | undefined;
   /** URLs fetched (the WSDL and its imports): tests read this to see the cache work. */
   readonly fetched: string[] = [];
-  /** The documents those fetches returned, which wsdl-documents.ts reads. */
-  readonly fetchedXml: string[] = [];
   #fetchedBytes = 0;
   /** `performance.now()` by which every document of the WSDL must have arrived. */
   #loadEndsAt: number | undefined;
@@ -57,18 +48,13 @@ export class SoapHttp {
     this.#limits = limits;
   }
 
-  request(url: string, data: string | null, callback: Callback): void {
-    let bounds: ReturnType<SoapHttp['loadBounds']>;
-    try {
-      if (data !== null && data !== undefined) throw new Error('SoapHttp only fetches WSDL documents');
-      bounds = this.loadBounds();
-    } catch (error) {
-      process.nextTick(callback, error);
-      return;
-    }
+  /** The text of one document of the WSDL; throws an ApiError when it cannot be had or may not be read. */
+  async get(url: string): Promise<string> {
+    const bounds = this.loadBounds();
     this.fetched.push(url);
-    this.#options
-      .send({
+    let response: UpstreamResponse;
+    try {
+      response = await this.#options.send({
         url,
         method: 'GET',
         headers: {},
@@ -77,28 +63,23 @@ export class SoapHttp {
         budget: this.#options.budget,
         // A retried document gets no more time than the whole load has left.
         endsAt: this.#loadEndsAt,
-      })
-      .then(
-        (response) => {
-          this.last = response;
-          const text = response.body.toString('utf8');
-          if (declaresDtd(text)) {
-            callback(new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.'));
-            return;
-          }
-          // node-soap's parser gets only XML within the bounds raw mode reads (docs/limits.md#upstreams).
-          try {
-            checkXmlBounds(text);
-          } catch (error) {
-            callback(error);
-            return;
-          }
-          this.#fetchedBytes += response.body.length;
-          this.fetchedXml.push(text);
-          callback(null, { status: response.status, headers: response.headers, data: text }, text);
-        },
-        (error) => callback(this.loadFailure(error, bounds)),
-      );
+      });
+    } catch (error) {
+      throw this.loadFailure(error, bounds);
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw new ApiError('upstream_http_error', `Fetching the WSDL answered HTTP ${response.status}.`, {
+        upstream_status: response.status,
+        body_excerpt: bodyExcerpt(response.body),
+      });
+    }
+    const text = response.body.toString('utf8');
+    if (declaresDtd(text))
+      throw new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.');
+    // Documents are read within the bounds raw mode reads answers within (docs/limits.md#upstreams).
+    checkXmlBounds(text);
+    this.#fetchedBytes += response.body.length;
+    return text;
   }
 
   /** The time and bytes the next WSDL document may take; throws once the WSDL has used up its documents or time. */

@@ -1,31 +1,15 @@
-import { XMLParser } from 'fast-xml-parser';
-import { xsdNamespaces } from './schema-model.ts';
+import { soapBindingNamespaces, wsdlNamespace } from './namespaces.ts';
+import type { XmlElement } from './xml-reader.ts';
 
 /**
- * The WSDL 1.1 part of a WSDL (messages, port types, bindings, services), read from the documents the load fetched,
- * namespace-aware, as the WSDL 1.1 specification defines it. node-soap's parsed WSDL is still used for the schemas
- * (schema-model.ts), but not for this: it keys operations by name (the last overload wins), drops the `namespace` of
- * `soap:body` (where an rpc wrapper belongs) and does not follow a circular `wsdl:import`.
+ * The WSDL 1.1 part of a WSDL (messages, port types, bindings, services), read from its documents' trees as the WSDL
+ * 1.1 specification defines it: overloads (operations sharing a name) kept apart, the `namespace` of `soap:body`
+ * (where an rpc wrapper belongs), circular `wsdl:import`s read once.
  */
-
-const wsdlNamespace = 'http://schemas.xmlsoap.org/wsdl/';
-const soapBindingNamespaces: Record<string, '1.1' | '1.2'> = {
-  'http://schemas.xmlsoap.org/wsdl/soap/': '1.1',
-  'http://schemas.xmlsoap.org/wsdl/soap12/': '1.2',
-};
 
 export interface QName {
   ns: string;
   local: string;
-}
-
-/** One element of a document, its names resolved: `scope` maps the prefixes declared around it to namespaces. */
-interface XmlNode {
-  ns: string;
-  local: string;
-  attributes: Record<string, string>;
-  scope: Map<string, string>;
-  children: XmlNode[];
 }
 
 export interface WsdlPart {
@@ -70,62 +54,8 @@ export interface WsdlService {
   ports: WsdlPort[];
 }
 
-type Ordered = Record<string, unknown> & { ':@'?: Record<string, string> };
-
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  processEntities: false,
-  htmlEntities: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-});
-
-const predefinedEntities: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
-
-/** An attribute value with its character and predefined entity references replaced. */
-function decodeReferences(value: string): string {
-  return value.replace(/&(#x[0-9a-fA-F]+|#\d+|lt|gt|amp|quot|apos);/g, (whole, ref: string) => {
-    if (ref[0] !== '#') return predefinedEntities[ref] ?? whole;
-    const code = ref[1] === 'x' ? Number.parseInt(ref.slice(2), 16) : Number(ref.slice(1));
-    return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-  });
-}
-
-function toNode(ordered: Ordered, inherited: Map<string, string>): XmlNode | undefined {
-  const tag = Object.keys(ordered).find((key) => key !== ':@' && key !== '#text' && key !== '#comment');
-  if (tag === undefined) return undefined;
-  const attributes: Record<string, string> = {};
-  let scope = inherited;
-  for (const [name, raw] of Object.entries(ordered[':@'] ?? {})) {
-    const value = decodeReferences(String(raw));
-    if (name === 'xmlns' || name.startsWith('xmlns:')) {
-      if (scope === inherited) scope = new Map(inherited);
-      scope.set(name === 'xmlns' ? '' : name.slice(6), value);
-    } else {
-      attributes[name] = value;
-    }
-  }
-  const colon = tag.indexOf(':');
-  const node: XmlNode = {
-    ns: scope.get(colon === -1 ? '' : tag.slice(0, colon)) ?? '',
-    local: colon === -1 ? tag : tag.slice(colon + 1),
-    attributes,
-    scope,
-    children: [],
-  };
-  for (const child of (ordered[tag] as Ordered[] | undefined) ?? []) {
-    const element = toNode(child, scope);
-    if (element) node.children.push(element);
-  }
-  return node;
-}
-
 /** A QName attribute value resolved where it is written; an unprefixed one takes the default namespace. */
-function qname(value: string | undefined, node: XmlNode): QName | undefined {
+function qname(value: string | undefined, node: XmlElement): QName | undefined {
   if (value === undefined) return undefined;
   const colon = value.indexOf(':');
   if (colon === -1) return { ns: node.scope.get('') ?? '', local: value };
@@ -158,81 +88,18 @@ class Components<T> {
   }
 }
 
-const wsdlChildren = (node: XmlNode, local: string) => node.children.filter((c) => c.ns === wsdlNamespace && c.local === local);
+const wsdlChildren = (node: XmlElement, local: string) =>
+  node.children.filter((c) => c.ns === wsdlNamespace && c.local === local);
 
 /**
- * The SOAP services of the WSDL documents given (the main document and every document it imports, in any order):
- * each port whose binding is a SOAP 1.1 or 1.2 binding, with its operations as the binding binds them. Ports of other
- * bindings (HTTP GET/POST) are left out. From the schemas (in `wsdl:types` or imported documents), the global
- * attributes and attribute groups (`globals`), which node-soap does not keep.
+ * The SOAP services of a WSDL's definitions (its own and every one it imports, in any order): each port whose binding
+ * is a SOAP 1.1 or 1.2 binding, with its operations as the binding binds them. Ports of other bindings (HTTP GET/POST)
+ * are left out.
  */
-export function readWsdlDocuments(documents: readonly string[]): { services: WsdlService[]; globals: SchemaGlobals } {
-  const roots: XmlNode[] = [];
-  const globals: SchemaGlobals = { attributes: new Map(), attributeGroups: new Map() };
-  for (const text of documents) {
-    let parsed: Ordered[];
-    try {
-      parsed = parser.parse(text) as Ordered[];
-    } catch {
-      continue;
-    }
-    for (const top of parsed) {
-      const root = toNode(top, new Map());
-      if (root?.ns === wsdlNamespace && root.local === 'definitions') {
-        roots.push(root);
-        for (const types of wsdlChildren(root, 'types')) for (const schema of types.children) addSchemaGlobals(schema, globals);
-      } else if (root) {
-        addSchemaGlobals(root, globals);
-      }
-    }
-  }
-  return { services: readServices(roots), globals };
-}
-
-/**
- * What node-soap drops of a schema, as schema-model.ts reads schema nodes (`name`, `$attribute`s, `children`, the
- * prefixes in scope as `xmlns`): its global attributes and attribute groups, by `{namespace}name`.
- */
-export interface SchemaGlobals {
-  attributes: Map<string, SchemaNode>;
-  attributeGroups: Map<string, SchemaNode>;
-}
-
-/** A schema component in the shape of node-soap's parsed schema nodes. */
-export interface SchemaNode {
-  name: string;
-  children: SchemaNode[];
-  xmlns: Record<string, string>;
-  [attribute: `$${string}`]: string | undefined;
-}
-
-function addSchemaGlobals(schema: XmlNode, globals: SchemaGlobals): void {
-  if (!xsdNamespaces.has(schema.ns) || schema.local !== 'schema') return;
-  const tns = schema.attributes.targetNamespace ?? '';
-  for (const child of schema.children) {
-    const name = child.attributes.name;
-    if (!xsdNamespaces.has(child.ns) || name === undefined) continue;
-    const into =
-      child.local === 'attribute' ? globals.attributes : child.local === 'attributeGroup' ? globals.attributeGroups : undefined;
-    if (into && !into.has(`{${tns}}${name}`)) into.set(`{${tns}}${name}`, schemaNode(child, tns));
-  }
-}
-
-function schemaNode(node: XmlNode, tns: string): SchemaNode {
-  const converted: SchemaNode = {
-    name: node.local,
-    children: node.children.filter((child) => xsdNamespaces.has(child.ns)).map((child) => schemaNode(child, tns)),
-    // node-soap's key for the target namespace, which an unprefixed QName in a schema resolves to.
-    xmlns: { ...Object.fromEntries(node.scope), __tns__: tns },
-  };
-  for (const [name, value] of Object.entries(node.attributes)) converted[`$${name}`] = value;
-  return converted;
-}
-
-function readServices(roots: XmlNode[]): WsdlService[] {
+export function readServices(roots: readonly XmlElement[]): WsdlService[] {
   const messages = new Components<WsdlPart[]>();
-  const portTypes = new Components<XmlNode>();
-  const bindings = new Components<XmlNode>();
+  const portTypes = new Components<XmlElement>();
+  const bindings = new Components<XmlElement>();
   for (const root of roots) {
     const tns = root.attributes.targetNamespace ?? '';
     for (const message of wsdlChildren(root, 'message')) {
@@ -279,9 +146,9 @@ function readServices(roots: XmlNode[]): WsdlService[] {
 }
 
 function boundOperation(
-  operation: XmlNode,
+  operation: XmlElement,
   bindingStyle: string | undefined,
-  portType: XmlNode | undefined,
+  portType: XmlElement | undefined,
   messages: Components<WsdlPart[]>,
 ): BoundOperation {
   const name = operation.attributes.name ?? '';
@@ -305,10 +172,10 @@ function boundOperation(
   };
 }
 
-const portTypeOperations = new WeakMap<XmlNode, Map<string, XmlNode[]>>();
+const portTypeOperations = new WeakMap<XmlElement, Map<string, XmlElement[]>>();
 
 /** A portType's operations by name, indexed once (a port type of 1,500 operations is matched 1,500 times). */
-function operationsByName(portType: XmlNode): Map<string, XmlNode[]> {
+function operationsByName(portType: XmlElement): Map<string, XmlElement[]> {
   let index = portTypeOperations.get(portType);
   if (!index) {
     index = new Map();
@@ -321,14 +188,14 @@ function operationsByName(portType: XmlNode): Map<string, XmlNode[]> {
   return index;
 }
 
-const emptyNode: XmlNode = { ns: '', local: '', attributes: {}, scope: new Map(), children: [] };
+const emptyNode: XmlElement = { ns: '', local: '', attributes: {}, scope: new Map(), children: [], text: '', parent: undefined };
 
 /** Whether a binding's input (or output) is the portType's one: the same `name`, or no name on the binding's side. */
-function sameName(abstract: XmlNode | undefined, bound: XmlNode | undefined): boolean {
+function sameName(abstract: XmlElement | undefined, bound: XmlElement | undefined): boolean {
   return bound?.attributes.name === undefined || abstract?.attributes.name === bound.attributes.name;
 }
 
-function boundMessage(abstract: XmlNode | undefined, bound: XmlNode | undefined, messages: Components<WsdlPart[]>) {
+function boundMessage(abstract: XmlElement | undefined, bound: XmlElement | undefined, messages: Components<WsdlPart[]>) {
   if (!abstract) return undefined;
   const messageName = qname(abstract.attributes.message, abstract);
   const parts = messages.get(messageName);

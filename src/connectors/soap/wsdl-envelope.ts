@@ -1,6 +1,7 @@
 import { validationFailed } from '../../errors.ts';
 import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter, xsiNamespace } from './envelope.ts';
-import { type ComplexModel, type TypeModel, xmlNamespace } from './schema-model.ts';
+import { xmlNamespace } from './namespaces.ts';
+import type { ComplexModel, TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
 
 const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';

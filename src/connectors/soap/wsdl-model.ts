@@ -1,10 +1,10 @@
-import type { IOptions } from 'soap';
-import { open_wsdl, type WSDL } from 'soap/lib/wsdl/index.js';
 import { ApiError } from '../../errors.ts';
 import { SchemaModel } from './schema-model.ts';
 import { type Signature, signatureOf } from './signature.ts';
 import type { SoapHttp } from './soap-http.ts';
-import { readWsdlDocuments, type WsdlPort } from './wsdl-documents.ts';
+import { readServices, type WsdlPort } from './wsdl-documents.ts';
+import { loadWsdlDocuments, type WsdlDocuments } from './wsdl-loader.ts';
+import { SchemaIndex } from './xsd-index.ts';
 
 export interface PortInfo extends WsdlPort {
   /** Each operation name once, in the binding's order (overloads share one). */
@@ -17,37 +17,36 @@ export interface ServiceInfo {
 }
 
 export interface WsdlModel {
-  /** The schema types of the WSDL's messages, resolved at every depth. */
+  /** The schema types of the WSDL's messages, compiled on first use. */
   schema: SchemaModel;
   services: ServiceInfo[];
 }
 
 /**
- * Fetches (through `http`) and parses a WSDL with its imports; only http(s) imports are followed. node-soap reads the
- * schemas; the services, bindings and messages are read from the fetched documents (wsdl-documents.ts).
+ * Fetches (through `http`) a WSDL with everything it imports and includes, each document read once
+ * (wsdl-loader.ts), and compiles it: the services, bindings and messages (wsdl-documents.ts), and the schemas'
+ * global declarations (xsd-index.ts), from which the schema model compiles each type when a call first needs it.
  */
 export async function loadWsdlModel(url: string, http: SoapHttp): Promise<WsdlModel> {
-  const options = {
-    httpClient: http,
-    disableCache: true,
-    wsdl_options: {
-      // A WSDL must not make us read local files: imports resolve to http(s) URLs only.
-      overrideImportLocation: (resolved: string) => {
-        if (!/^https?:\/\//i.test(resolved))
-          throw new ApiError('upstream_invalid_response', `The WSDL imports ${resolved}, which is not an http(s) URL.`);
-        return resolved;
-      },
-    },
-  } as unknown as IOptions;
-  const wsdl = await new Promise<WSDL>((resolve, reject) => {
-    open_wsdl(url, options, (error: unknown, parsed?: WSDL) => (error || !parsed ? reject(error) : resolve(parsed)));
-  });
-  const documents = readWsdlDocuments(http.fetchedXml);
-  const services = documents.services.map((service) => ({
+  try {
+    return compileWsdl(await loadWsdlDocuments(url, (documentUrl) => http.get(documentUrl)));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    // A defect of ours in reading some WSDL is still an answer about that WSDL, not a 500.
+    throw new ApiError('upstream_invalid_response', 'The WSDL could not be read.', {
+      reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
+    });
+  }
+}
+
+/** The model of a WSDL's documents: its services, and its schemas' global declarations to compile types from. */
+export function compileWsdl(documents: WsdlDocuments): WsdlModel {
+  const services = readServices(documents.definitions).map((service) => ({
     name: service.name,
     ports: service.ports.map((port) => ({ ...port, names: [...new Set(port.operations.map((o) => o.name))] })),
   }));
-  return { schema: new SchemaModel(wsdl, documents.globals), services };
+  const index = new SchemaIndex(documents.schemas, documents.definitions[0].scope);
+  return { schema: new SchemaModel(index), services };
 }
 
 /**

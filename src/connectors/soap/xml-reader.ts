@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.ts';
+import { xmlNamespace } from './namespaces.ts';
 import { maxXmlDepth, maxXmlLayouts, XmlBoundExceeded } from './xml-bounds.ts';
 
 /** Attributes of a read element are its keys with this prefix (`@_id`); namespace prefixes are removed first. */
@@ -258,6 +259,162 @@ export function readXml(text: string): XmlObject {
       layouts.set(edge, next);
     }
     return next;
+  }
+}
+
+/** An element of a document read namespace-aware (`readXmlTree`). */
+export interface XmlElement {
+  /** The namespace its prefix (or the default namespace) is bound to; '' for none. */
+  readonly ns: string;
+  readonly local: string;
+  /** Its attributes by name as written (`name`, `wsdl:arrayType`), namespace declarations left out; own properties only. */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** The prefixes in scope, '' for the default namespace: shared with the parent when it declares none. */
+  readonly scope: ReadonlyMap<string, string>;
+  readonly children: XmlElement[];
+  /** Its text beside its children, references decoded, CDATA content as it is; runs of whitespace alone left out. */
+  text: string;
+  readonly parent: XmlElement | undefined;
+}
+
+const rootScope: ReadonlyMap<string, string> = new Map([['xml', xmlNamespace]]);
+
+/**
+ * Reads an XML document as a tree of elements with their names resolved to namespaces, for documents whose meaning
+ * lies in namespaces and order: WSDL and XML Schema documents. The same scanning and the same well-formedness rules
+ * as `readXml` (one root, XML names, matching end tags, quoted and unrepeated attributes, `&` opening a reference,
+ * closed comments, CDATA sections and processing instructions, any other `<!` refused as a DTD); the bounds of
+ * `checkXmlBounds` are expected to hold already. A prefix no declaration binds resolves to '' (WSDL generators
+ * leave some): the names that matter are checked where they are used.
+ *
+ * @example readXmlTree('<x:a xmlns:x="urn:x" n="1"/>') // { ns: 'urn:x', local: 'a', attributes: { n: '1' }, … }
+ */
+export function readXmlTree(text: string): XmlElement {
+  const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let root: XmlElement | undefined;
+  let current: XmlElement | undefined;
+  const openNames: string[] = [];
+  let at = 0;
+  const fail = (reason: string, where = at): never => notWellFormed(source, where, reason);
+
+  while (at < source.length) {
+    const open = source.indexOf('<', at);
+    const textEnd = open === -1 ? source.length : open;
+    // Whitespace between elements is not kept (these documents' meaning is in their elements and attributes).
+    if (textEnd > skipSpace(source, at)) {
+      if (current === undefined) fail('text outside the root element');
+      (current as XmlElement).text += decodeText(normalizeNewlines(source.slice(at, textEnd)), source, textEnd);
+    }
+    if (open === -1) break;
+    at = open;
+    const next = source.charCodeAt(open + 1);
+    if (next === 0x21 /* ! */) {
+      if (source.startsWith('<!--', open)) {
+        const close = source.indexOf('-->', open + 4);
+        if (close === -1) fail('a comment is not closed');
+        at = close + 3;
+      } else if (source.startsWith('<![CDATA[', open)) {
+        const close = source.indexOf(']]>', open + 9);
+        if (close === -1) fail('a CDATA section is not closed');
+        if (current === undefined) fail('a CDATA section outside the root element');
+        (current as XmlElement).text += normalizeNewlines(source.slice(open + 9, close));
+        at = close + 3;
+      } else {
+        throw new ApiError('upstream_invalid_response', 'The document declares a DTD, which is refused.');
+      }
+    } else if (next === 0x3f /* ? */) {
+      const close = source.indexOf('?>', open + 2);
+      if (close === -1) fail('a processing instruction is not closed');
+      at = close + 2;
+    } else if (next === 0x2f /* / */) {
+      const name = openNames.pop();
+      const nameEnd = nameEndAt(source, open + 2);
+      if (nameEnd === -1) fail('an end tag without a valid name');
+      if (name === undefined || nameEnd - open - 2 !== name.length || !source.startsWith(name, open + 2)) {
+        const found = source.slice(open + 2, nameEnd);
+        fail(name === undefined ? `the end tag </${found}> closes no element` : `expected </${name}> but found </${found}>`);
+      }
+      at = skipSpace(source, nameEnd);
+      if (source.charCodeAt(at) !== 0x3e /* > */) fail('an end tag is not closed by >');
+      at++;
+      current = current?.parent;
+    } else {
+      startTag(open);
+    }
+  }
+  if (openNames.length > 0) fail(`<${openNames[openNames.length - 1]}> is not closed`);
+  if (root === undefined) return fail('there is no root element');
+  return root;
+
+  function startTag(open: number): void {
+    const nameEnd = nameEndAt(source, open + 1);
+    if (nameEnd === -1) fail('a tag without a valid name');
+    const name = source.slice(open + 1, nameEnd);
+    if (current === undefined && root !== undefined) fail('there must be exactly one root element', open);
+    const attributes: Record<string, string> = {};
+    /** The scope with this tag's declarations, made only when it has some. */
+    let declarations: Map<string, string> | undefined;
+    let declaredHere: Set<string> | undefined;
+    let pos = nameEnd;
+    let selfClosing = false;
+    for (;;) {
+      const spaced = skipSpace(source, pos);
+      const c = source.charCodeAt(spaced);
+      if (c === 0x3e /* > */) {
+        at = spaced + 1;
+        break;
+      }
+      if (c === 0x2f /* / */ && source.charCodeAt(spaced + 1) === 0x3e) {
+        at = spaced + 2;
+        selfClosing = true;
+        break;
+      }
+      if (spaced >= source.length) fail(`the tag <${name}> is not closed`);
+      if (spaced === pos) fail(`the tag <${name}> needs whitespace before each attribute`, spaced);
+      const attributeEnd = nameEndAt(source, spaced);
+      if (attributeEnd === -1) fail(`the tag <${name}> has an attribute without a valid name`, spaced);
+      const attributeName = source.slice(spaced, attributeEnd);
+      pos = skipSpace(source, attributeEnd);
+      if (source.charCodeAt(pos) !== 0x3d /* = */) fail(`the attribute '${attributeName}' has no value`, spaced);
+      pos = skipSpace(source, pos + 1);
+      const quote = source.charCodeAt(pos);
+      if (quote !== 0x22 && quote !== 0x27) fail(`the value of the attribute '${attributeName}' is not quoted`, pos);
+      const close = source.indexOf(source[pos], pos + 1);
+      if (close === -1) fail(`the value of the attribute '${attributeName}' is not closed`, pos);
+      const value = decodeReferences(normalizeNewlines(source.slice(pos + 1, close)));
+      pos = close + 1;
+      if (attributeName === 'xmlns' || attributeName.startsWith('xmlns:')) {
+        const prefix = attributeName === 'xmlns' ? '' : attributeName.slice(6);
+        declarations ??= new Map(current?.scope ?? rootScope);
+        declaredHere ??= new Set();
+        if (declaredHere.has(prefix)) fail(`the attribute '${attributeName}' is repeated`, spaced);
+        declaredHere.add(prefix);
+        declarations.set(prefix, value);
+        continue;
+      }
+      if (Object.hasOwn(attributes, attributeName)) fail(`the attribute '${attributeName}' is repeated`, spaced);
+      // `__proto__` is a valid XML name: defined as an own property, it cannot reach the prototype.
+      if (attributeName === '__proto__') Object.defineProperty(attributes, attributeName, { value, enumerable: true });
+      else attributes[attributeName] = value;
+    }
+    const scope = declarations ?? current?.scope ?? rootScope;
+    const colon = name.indexOf(':');
+    const element: XmlElement = {
+      ns: scope.get(colon === -1 ? '' : name.slice(0, colon)) ?? '',
+      local: colon === -1 ? name : name.slice(colon + 1),
+      attributes,
+      scope,
+      children: [],
+      text: '',
+      parent: current,
+    };
+    if (current === undefined) root = element;
+    else current.children.push(element);
+    if (!selfClosing) {
+      if (openNames.length === maxXmlDepth) throw new XmlBoundExceeded(`nests elements deeper than ${maxXmlDepth} levels`);
+      openNames.push(name);
+      current = element;
+    }
   }
 }
 

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { readXmlTree, type XmlElement } from '../src/connectors/soap/xml-reader.ts';
+import { apiError } from './helpers/assertions.ts';
+
+/** The element at `path` (child indexes) below `root`. */
+const at = (root: XmlElement, ...path: number[]) => path.reduce((node, i) => node.children[i], root);
+
+describe('readXmlTree: documents read namespace-aware (WSDL and XML Schema documents)', () => {
+  test('names resolve through the declarations in scope: default, prefixed, redeclared, undeclared, xml', () => {
+    const root = readXmlTree(
+      '<?xml version="1.0"?><!-- c --><d xmlns="urn:d" xmlns:p="urn:p"><p:a n="1" p:q="2"><b/><p:c xmlns:p="urn:q" xmlns=""><e/></p:c></p:a><z:u xml:lang="en"/></d>',
+    );
+    assert.deepEqual([root.ns, root.local], ['urn:d', 'd']);
+    const a = at(root, 0);
+    assert.deepEqual([a.ns, a.local, { ...a.attributes }], ['urn:p', 'a', { n: '1', 'p:q': '2' }]);
+    assert.equal(at(root, 0, 0).ns, 'urn:d');
+    assert.deepEqual([at(root, 0, 1).ns, at(root, 0, 1, 0).ns], ['urn:q', '']);
+    // A prefix nothing declares resolves to '' (the names that matter are checked where they are used).
+    assert.deepEqual([at(root, 1).ns, at(root, 1).local], ['', 'u']);
+    assert.equal(at(root, 1).scope.get('xml'), 'http://www.w3.org/XML/1998/namespace');
+    // Scopes are shared until a tag declares something, and parents are linked.
+    assert.equal(at(root, 0).scope, root.scope);
+    assert.notEqual(at(root, 0, 1).scope, root.scope);
+    assert.equal(at(root, 0, 1, 0).parent, at(root, 0, 1));
+  });
+
+  test('text: references decoded, CDATA as it is, whitespace between elements left out', () => {
+    const root = readXmlTree('<a>\n  <b>x &amp; &#x41;<![CDATA[<y>]]></b>\r\n  <c>  </c></a>');
+    assert.equal(root.text, '');
+    assert.equal(at(root, 0).text, 'x & A<y>');
+    assert.equal(at(root, 1).text, '');
+    assert.equal(readXmlTree('<a v="1&#10;2&lt;"/>').attributes.v, '1\n2<');
+  });
+
+  test('an attribute named __proto__ is an own attribute and reaches no prototype', () => {
+    const root = readXmlTree('<a __proto__="x" constructor="y"/>');
+    assert.deepEqual(Object.entries(root.attributes), [
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+    assert.equal(Object.getPrototypeOf(root.attributes), Object.prototype);
+  });
+
+  test('what is not well-formed, or declares a DTD, is refused with a reason', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['', /no root element/],
+      ['<a><b></a>', /expected <\/b> but found <\/a>/],
+      ['<a/><b/>', /exactly one root element/],
+      ['<a x="1" x="2"/>', /'x' is repeated/],
+      ['<a xmlns:p="u" xmlns:p="v"/>', /'xmlns:p' is repeated/],
+      ['<a x=1/>', /not quoted/],
+      ['<a>&</a>', /opens no reference/],
+      ['x<a/>', /text outside the root element/],
+      ['<a><!-- open</a>', /comment is not closed/],
+      ['<!DOCTYPE a [<!ENTITY e "x">]><a>&e;</a>', /DTD/],
+    ];
+    for (const [text, reason] of cases) {
+      const error = apiError(() => readXmlTree(text), 'upstream_invalid_response');
+      assert.match(error.message, reason, text);
+    }
+  });
+});
