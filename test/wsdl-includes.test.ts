@@ -83,6 +83,10 @@ describe('WSDL mode: includes, imports and chameleon schemas', () => {
     };
     assert.deepEqual(zeep.value, expected);
     // zeep reports the absent optional floor as null; Interchange leaves an absent element out.
-    assert.deepEqual(data, { accepted: true, address: { street: 'Main 1', zip: 1234 }, parcel: [{ weight: 1500, fragile: false }] });
+    assert.deepEqual(data, {
+      accepted: true,
+      address: { street: 'Main 1', zip: 1234 },
+      parcel: [{ weight: 1500, fragile: false }],
+    });
   });
 });

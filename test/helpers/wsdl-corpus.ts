@@ -133,6 +133,8 @@ export async function recordingEndpoint(): Promise<{
   requests: Recorded[];
   /** The Body's content of the next answers ('' : an empty Body). */
   answer: string;
+  /** The whole envelope of the next answers, when set (`answer` is then not used). */
+  envelope: string | undefined;
   close(): Promise<void>;
 }> {
   const requests: Recorded[] = [];
@@ -140,6 +142,7 @@ export async function recordingEndpoint(): Promise<{
     url: '',
     requests,
     answer: '',
+    envelope: undefined as string | undefined,
     close: () =>
       new Promise<void>((done) => {
         server.closeAllConnections();
@@ -154,7 +157,10 @@ export async function recordingEndpoint(): Promise<{
     const envelope = soap12 ? 'http://www.w3.org/2003/05/soap-envelope' : 'http://schemas.xmlsoap.org/soap/envelope/';
     res
       .writeHead(200, { 'content-type': soap12 ? 'application/soap+xml; charset=utf-8' : 'text/xml; charset=utf-8' })
-      .end(`<?xml version="1.0"?><s:Envelope xmlns:s="${envelope}"><s:Body>${endpoint.answer}</s:Body></s:Envelope>`);
+      .end(
+        endpoint.envelope ??
+          `<?xml version="1.0"?><s:Envelope xmlns:s="${envelope}"><s:Body>${endpoint.answer}</s:Body></s:Envelope>`,
+      );
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/soap`;
@@ -213,6 +219,22 @@ export interface ZeepSampleError {
 }
 
 export type ZeepSamples = Array<ZeepSample | ZeepSampleError> | { error: string };
+
+/** A sample answer zeep built and read (test/oracle/zeep_oracle.py --answers), with the sample call it answers. */
+export interface ZeepAnswer extends ZeepSample {
+  /** The envelope zeep serialized from its model of the output. */
+  reply: string;
+  /** What zeep's binding read `reply` to, as JSON (see the oracle for dates, decimals, bytes and xsd:any). */
+  value: unknown;
+}
+
+/** zeep's sample answers for each URL (the operations --samples picks), in one Python process. */
+export async function zeepAnswers(
+  urls: string[],
+): Promise<Record<string, Array<ZeepAnswer | ZeepSampleError> | { error: string }>> {
+  const { stdout } = await promisify(execFile)(debianPython, [oracleScript, '--answers', ...urls], oracleOptions);
+  return JSON.parse(stdout);
+}
 
 /** zeep's sample calls for each URL (up to three operations per SOAP port), in one Python process. */
 export async function zeepSamples(urls: string[]): Promise<Record<string, ZeepSamples>> {

@@ -22,16 +22,29 @@ Usage:
     (`wsa_action`, reported), a client-side policy with a random MessageID, not part of the envelope the WSDL
     prescribes. `soap_action` is the binding operation's soapAction ('' when none).
 
+  /usr/bin/python3 test/oracle/zeep_oracle.py --answers URL [URL ...]
+    Sample answers, the oracle of the answer side: for the same operations as --samples, the call's sample (as
+    above) and an answer zeep builds from its own model of the output (the same generated values, for optional
+    elements and attributes too, but for optional repeated groups), serialized as the
+    envelope a server would send, then read back by zeep's binding (process_reply). Prints {URL: [answer, ...]};
+    an answer is the sample's fields plus {"reply", "value"}, or {"service", "port", "operation", "soap_version",
+    "error"}. `value` is zeep's result as JSON: serialize_object's dicts and lists, dates and times in ISO 8601,
+    decimals as text, bytes as base64.
+
 It runs offline: documents come only from 127.0.0.1 (the tests serve the corpus there); the two schemas zeep
 fetches by itself are served from local copies: the SOAP encoding schema from Debian's python3-suds, and
 xml.xsd from the corpus's _wellknown folder.
 """
 
+import base64
+import datetime
 import json
 import os
 import sys
 from decimal import Decimal
 from urllib.parse import urlparse
+
+import isodate
 
 from lxml import etree
 from suds import store
@@ -193,8 +206,12 @@ def type_sample(xsd_type, depth):
                 zeep_item = item_type(**zeep_item)
             return [zeep_item], [json_item]
         zeep_value, json_value = {}, {}
+        encoding = xsd_type.qname is not None and xsd_type.qname.namespace == SOAP_ENCODING
         for name, attribute in xsd_type.attributes:
-            if getattr(attribute, "required", False) and attribute.name is not None:
+            # SOAP encoding's own attributes (id, href) are its reference machinery, not data: never sampled.
+            optional = FILL["optional"] and hasattr(attribute, "type") and not encoding
+            wanted = getattr(attribute, "required", False) or optional
+            if wanted and attribute.name is not None:
                 zeep_value[name], attribute_json = simple_sample(attribute.type)
                 json_value.setdefault("$attributes", {})[attribute.name] = attribute_json
         content = xsd_type._element
@@ -214,9 +231,26 @@ def type_sample(xsd_type, depth):
     return simple_sample(xsd_type)
 
 
+# Whether samples fill optional elements and attributes too (answers do, so that they carry what a server sends).
+FILL = {"optional": False}
+
+
 def fill_element(element, depth, zeep_kwargs, json_params, force=False):
     if element.min_occurs < 1 and not force:
+        if FILL["optional"] and depth < DEPTH_CAP and element.attr_name not in zeep_kwargs:
+            # An optional element whose content cannot be made (too deep, say) is left out, as a server may.
+            zeep_value, json_value = {}, {}
+            try:
+                fill_required(element, depth, zeep_value, json_value)
+            except Unsupported:
+                return
+            zeep_kwargs.update(zeep_value)
+            json_params.update(json_value)
         return
+    fill_required(element, depth, zeep_kwargs, json_params)
+
+
+def fill_required(element, depth, zeep_kwargs, json_params):
     name = element.attr_name
     if name in zeep_kwargs:
         raise Unsupported("two elements named %s in one type" % name)
@@ -252,9 +286,11 @@ def fill_particle(particle, depth, zeep_kwargs, json_params, force=False, name=N
         if particle.min_occurs >= 1 or force:
             fill_any(particle, name, zeep_kwargs, json_params)
         return
-    if particle.min_occurs < 1 and not force:
+    if particle.min_occurs < 1 and not force and not FILL["optional"]:
         return
     if particle.accepts_multiple:
+        if FILL["optional"] and particle.min_occurs < 1:
+            return  # zeep takes a repeated group's items in a shape of its own: left out of answers when it may be
         raise Unsupported("a repeated %s in the input" % type(particle).__name__.lower())
     if isinstance(particle, Group):
         fill_particle(particle.child, depth, zeep_kwargs, json_params, force)
@@ -335,6 +371,71 @@ def samples(url):
     return result
 
 
+def jsonable(value):
+    """zeep's Python values as JSON: dates, times and durations in ISO 8601, decimals as their text, bytes as base64,
+    lxml elements (what an xsd:any holds) as {"$xml": their XML}."""
+    if isinstance(value, dict):
+        return {key: jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (datetime.timedelta, isodate.Duration)):
+        return isodate.duration_isoformat(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, etree._Element):
+        return {"$xml": etree.tostring(value, encoding="unicode")}
+    return value
+
+
+def answer_sample(client, binding, operation_name):
+    """An answer to the operation built by zeep from its model of the output, and zeep's own reading of it."""
+    operation = binding._operations[operation_name]
+    message = operation.output
+    if message is None:
+        raise Unsupported("a one-way operation")
+    body = message.body
+    args, kwargs = [], {}
+    if body is not None:
+        if message._is_body_wrapped:
+            raise Unsupported("a document/literal output of several parts")
+        FILL["optional"] = True
+        try:
+            if isinstance(body.type, xsd.ComplexType):
+                kwargs, _ = type_sample(body.type, 0)
+            else:
+                value, _ = simple_sample(body.type)
+                args.append(value)
+        finally:
+            FILL["optional"] = False
+    reply = etree.tostring(message.serialize(*args, **kwargs).content, encoding="unicode")
+    read = binding.process_reply(client, operation, _Reply(reply.encode("utf-8")))
+    return {"reply": reply, "value": jsonable(serialize_object(read))}
+
+
+def answers(url):
+    client = load(url)
+    result = []
+    for service in client.wsdl.services.values():
+        for port in service.ports.values():
+            version = soap_version(port.binding)
+            if version is None:
+                continue
+            for name in sample_operations(port.binding):
+                answer = {"service": service.name, "port": port.name, "operation": name, "soap_version": version}
+                try:
+                    answer.update(sample_call(port.binding, name))
+                    answer.update(answer_sample(client, port.binding, name))
+                except Exception as error:  # data, as everywhere in this oracle
+                    answer = {key: answer[key] for key in ("service", "port", "operation", "soap_version")}
+                    answer["error"] = "%s: %s" % (type(error).__name__, str(error)[:300])
+                result.append(answer)
+    return result
+
+
 class _Reply:
     """An HTTP answer as zeep's binding reads one: a 200 with the envelope given."""
 
@@ -364,7 +465,8 @@ def main(argv):
     if argv[:1] == ["--replies"]:
         json.dump(replies(json.load(sys.stdin)), sys.stdout)
         return
-    mode, urls = (samples, argv[1:]) if argv[:1] == ["--samples"] else (describe, argv)
+    modes = {"--samples": samples, "--answers": answers}
+    mode, urls = (modes[argv[0]], argv[1:]) if argv[:1] and argv[0] in modes else (describe, argv)
     result = {}
     for url in urls:
         try:

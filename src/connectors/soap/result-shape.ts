@@ -5,11 +5,13 @@ import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } 
  * A WSDL-mode result shaped by the output's schema (docs/execute.md#results): an element that may repeat (`maxOccurs > 1`)
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
  * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does
- * not declare) stay as the reader read them (response.ts).
+ * not declare) stay as the reader read them (response.ts). An empty element of a complex type without text is an
+ * object none of whose members is there (`{}`), an empty SOAP-encoded array `[]`, not the empty text the reader read.
  *
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
  */
 export function shapeResult(model: ComplexModel, value: unknown): unknown {
+  if (value === '' && model.text === undefined) return model.arrayOf ? [] : {};
   if (!isPlainObject(value)) return value;
   if (model.arrayOf) return arrayItems(model.arrayOf, value);
   const byName = new Map(model.particles.map((p) => [p.name, p]));
@@ -18,6 +20,10 @@ export function shapeResult(model: ComplexModel, value: unknown): unknown {
   for (const [key, item] of Object.entries(value)) {
     if (key === '$attributes') {
       if (attributes !== undefined) shaped.push([key, typedAttributes(model, attributes)]);
+      continue;
+    }
+    if (key === '$value' && model.text !== undefined && typeof item === 'string') {
+      shaped.push([key, typedText(model.text, item)]);
       continue;
     }
     const particle = byName.get(key);
