@@ -138,6 +138,21 @@ function top(ours: Json, zeep: Json): [Json, Json] {
   return [child, zeep];
 }
 
+/** Where two values first differ, and how: `.a.b[2]: Interchange 1, zeep "1"`. */
+function firstDifference(ours: Json, zeep: Json, path: string): string {
+  if (isObject(ours) && isObject(zeep)) {
+    for (const key of new Set([...Object.keys(ours), ...Object.keys(zeep)])) {
+      if (!isDeepStrictEqual(ours[key], zeep[key])) return firstDifference(ours[key], zeep[key], `${path}.${key}`);
+    }
+  }
+  if (Array.isArray(ours) && Array.isArray(zeep) && ours.length === zeep.length) {
+    const i = ours.findIndex((item, n) => !isDeepStrictEqual(item, zeep[n]));
+    if (i !== -1) return firstDifference(ours[i], zeep[i], `${path}[${i}]`);
+  }
+  const shown = (value: Json) => (value === undefined ? 'absent' : JSON.stringify(value).slice(0, 200));
+  return `${path || 'the result'}: Interchange ${shown(ours)}, zeep ${shown(zeep)}`;
+}
+
 describeWithCorpus('real-world WSDLs: Interchange reads the answers python-zeep reads (issue 23)', () => {
   let corpus: CorpusServer;
   let endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
@@ -203,7 +218,7 @@ describeWithCorpus('real-world WSDLs: Interchange reads the answers python-zeep 
         try {
           assert.deepStrictEqual(actual, expected);
         } catch {
-          differences.push(`${key}:\n  ours ${JSON.stringify(actual)}\n  zeep ${JSON.stringify(expected)}`);
+          differences.push(`${key}: ${firstDifference(actual, expected, '')}`);
         }
       }
     }

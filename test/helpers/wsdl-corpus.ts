@@ -259,6 +259,24 @@ export async function zeepReplies(calls: ZeepReplyCall[]): Promise<Array<{ value
   return JSON.parse((await run).stdout);
 }
 
+/** A call for PHP's SoapClient (test/oracle/php_client.php): the WSDL, the operation, its params and the answer. */
+export interface PhpClientCall {
+  wsdl: string;
+  operation: string;
+  params: Record<string, unknown>;
+  reply: string;
+}
+
+/** What PHP's SoapClient sends for each call and reads its answer to: a second oracle, from another ecosystem. */
+export async function phpClient(
+  calls: PhpClientCall[],
+): Promise<Array<{ request: string; result: unknown } | { error: string }>> {
+  const script = resolve(import.meta.dirname, '../oracle/php_client.php');
+  const run = promisify(execFile)('php', [script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  run.child.stdin?.end(JSON.stringify(calls));
+  return JSON.parse((await run).stdout);
+}
+
 /**
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.

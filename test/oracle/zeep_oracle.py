@@ -40,7 +40,9 @@ import base64
 import datetime
 import json
 import os
+import re
 import sys
+from re import _constants, _parser
 from decimal import Decimal
 from urllib.parse import urlparse
 
@@ -119,6 +121,10 @@ _visit_simple_type = SchemaVisitor.visit_simple_type
 _resolve_custom_type = UnresolvedCustomType.resolve
 
 
+# The facets samples must fit (zeep does not check facets; Interchange does, before sending).
+FACETS = ("length", "minLength", "maxLength", "pattern")
+
+
 def _visit_simple_type_keeping_enumerations(self, node, parent):
     xsd_type = _visit_simple_type(self, node, parent)
     restriction = node.find("{%s}restriction" % XSD_NS)
@@ -126,20 +132,100 @@ def _visit_simple_type_keeping_enumerations(self, node, parent):
         values = [e.get("value") for e in restriction.findall("{%s}enumeration" % XSD_NS)]
         if values:
             xsd_type.oracle_enumeration = values
+        facets = {}
+        for name in FACETS:
+            found = restriction.find("{%s}%s" % (XSD_NS, name))
+            if found is not None:
+                facets[name] = found.get("value")
+        if facets:
+            xsd_type.oracle_facets = facets
     return xsd_type
 
 
 def _resolve_keeping_enumerations(self):
     resolved = _resolve_custom_type(self)
-    values = getattr(self, "oracle_enumeration", None) or getattr(self.base_type.resolve(), "oracle_enumeration", None)
+    base = self.base_type.resolve()
+    values = getattr(self, "oracle_enumeration", None) or getattr(base, "oracle_enumeration", None)
     if values:
         resolved.oracle_enumeration = values
+    facets = {**getattr(base, "oracle_facets", {}), **getattr(self, "oracle_facets", {})}
+    if facets:
+        resolved.oracle_facets = facets
     return resolved
+
+
+def pattern_sample(pattern, extra=0):
+    """The shortest string an (XML Schema) pattern matches, built from Python's own parse of it: each repeat its
+    minimum, a class its first character, an alternation its first branch; with `extra`, the first unbounded repeat
+    repeated that many times more (to reach a length facet). Unsupported when that does not match."""
+    produced = []
+    stretch = [extra]
+
+    def character_of(items):
+        op, value = items[0]
+        if op is _constants.LITERAL:
+            return chr(value)
+        if op is _constants.RANGE:
+            return chr(value[0])
+        if op is _constants.CATEGORY and value in CATEGORY_SAMPLES:
+            return CATEGORY_SAMPLES[value]
+        raise Unsupported("a pattern class the sample generator does not fill: %s" % pattern)
+
+    def walk(items):
+        for op, value in items:
+            if op is _constants.LITERAL:
+                produced.append(chr(value))
+            elif op is _constants.ANY:
+                produced.append("a")
+            elif op is _constants.IN:
+                produced.append(character_of(value))
+            elif op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT):
+                low, high, sub = value
+                times = low
+                if high is _constants.MAXREPEAT and stretch[0] > 0:
+                    times, stretch[0] = low + stretch[0], 0
+                for _ in range(times):
+                    walk(sub)
+            elif op is _constants.SUBPATTERN:
+                walk(value[-1])
+            elif op is _constants.BRANCH:
+                walk(value[1][0])
+            elif op is _constants.CATEGORY and value in CATEGORY_SAMPLES:
+                produced.append(CATEGORY_SAMPLES[value])
+            else:
+                raise Unsupported("a pattern the sample generator does not fill: %s" % pattern)
+
+    walk(_parser.parse(pattern))
+    sample = "".join(produced)
+    if re.fullmatch(pattern, sample) is None:
+        raise Unsupported("a pattern the sample generator does not fill: %s" % pattern)
+    return sample
+
+
+def fit_facets(lexical, facets):
+    """The sample value made to fit a string type's facets: a pattern's shortest match, else 'sample' cut or
+    repeated to the length the facets allow."""
+    if "pattern" in facets:
+        lexical = pattern_sample(facets["pattern"])
+    length = int(facets["length"]) if "length" in facets else None
+    low = int(facets.get("minLength", 0))
+    high = int(facets["maxLength"]) if "maxLength" in facets else None
+    wanted = length if length is not None else max(low, min(len(lexical), high if high is not None else len(lexical)))
+    if len(lexical) < wanted and "pattern" in facets:
+        lexical = pattern_sample(facets["pattern"], wanted - len(lexical))
+    if len(lexical) != wanted:
+        if "pattern" in facets:
+            raise Unsupported("a pattern and a length the sample generator cannot fill together")
+        lexical = (lexical * (wanted // max(len(lexical), 1) + 1))[:wanted]
+    return lexical
 
 
 SchemaVisitor.visit_simple_type = _visit_simple_type_keeping_enumerations
 SchemaVisitor.visitors[tags.simpleType] = _visit_simple_type_keeping_enumerations
 UnresolvedCustomType.resolve = _resolve_keeping_enumerations
+
+
+CATEGORY_SAMPLES = {_constants.CATEGORY_DIGIT: "1", _constants.CATEGORY_SPACE: " ", _constants.CATEGORY_WORD: "a"}
 
 
 class Unsupported(Exception):
@@ -190,6 +276,9 @@ def simple_sample(xsd_type):
         return [zeep_value], str(json_value).lower() if isinstance(json_value, bool) else str(json_value)
     enumeration = getattr(xsd_type, "oracle_enumeration", None)
     lexical = enumeration[0] if enumeration else next((v for t, v in LEXICAL if isinstance(xsd_type, t)), "sample")
+    facets = getattr(xsd_type, "oracle_facets", None)
+    if facets and not enumeration and lexical == "sample":
+        lexical = fit_facets(lexical, facets)
     zeep_value = xsd_type.pythonvalue(lexical) if isinstance(xsd_type, PARSED) else lexical
     if isinstance(xsd_type, builtins.Decimal) and not isinstance(xsd_type, builtins.Integer):
         zeep_value = Decimal(lexical)

@@ -10,10 +10,13 @@ import type { ComplexModel } from './schema-model.ts';
 
 export type ResultMessage = { ok: true /** The result's JSON text. */; text: Uint8Array } | Failed;
 
-/** The answer's result, shaped by `model` (WSDL mode's output, copied here with the task) when there is one. */
-export function readSoapAnswer(task: AnswerTask & { model?: ComplexModel }): ResultMessage {
+/**
+ * The answer's result, shaped by `model` (WSDL mode's output, copied here with the task) when there is one; with
+ * `bodyParts`, of every element of the Body (see readSoapResponse).
+ */
+export function readSoapAnswer(task: AnswerTask & { model?: ComplexModel; bodyParts?: boolean }): ResultMessage {
   try {
-    const result = readSoapResponse(task.status, task.headers, bodyOf(task));
+    const result = readSoapResponse(task.status, task.headers, bodyOf(task), { bodyParts: task.bodyParts });
     const data = task.model ? shapeResult(task.model, result) : result;
     return moving({ ok: true as const, text: redactedText(data, task.secrets) });
   } catch (error) {

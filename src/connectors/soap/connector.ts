@@ -18,7 +18,8 @@ import {
   type ResolvedIntegration,
 } from '../connector.ts';
 import type { ResultMessage } from './answer-worker.ts';
-import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion, soapActionProblem } from './envelope.ts';
+import { typeKey } from './derived-types.ts';
+import { buildEnvelope, envelopeIssues, requestHeaders, type SoapVersion, soapActionProblem, valueKeys } from './envelope.ts';
 import { isWsdlUrl, soapActionFor } from './mode.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
@@ -196,7 +197,10 @@ function connect(
       soapHeaders: fields.soap_headers,
     });
     const response = await post(url, port.soapVersion, fields.soap_action ?? operation.soapAction, envelope, write);
-    const data = await readResult(response, layout.output?.model);
+    // A document-style output of several parts is the Body's elements, by name (the model's particles).
+    const output = layout.output;
+    const bodyParts = output !== undefined && output.wrapper === undefined && output.model.particles.length > 1;
+    const data = await readResult(response, output?.model, bodyParts);
     return { data: data as Record<string, unknown>, messageCount: 1 };
   }
 
@@ -218,9 +222,9 @@ function connect(
    * large answer is read by a worker thread (answer-worker.ts), so that its megabytes never hold the event loop; what
    * comes back is its JSON text, already redacted.
    */
-  async function readResult(response: UpstreamResponse, model?: ComplexModel): Promise<unknown> {
+  async function readResult(response: UpstreamResponse, model?: ComplexModel, bodyParts = false): Promise<unknown> {
     if (response.body.length < offThreadMinBytes) {
-      const result = readSoapResponse(response.status, response.headers, response.body);
+      const result = readSoapResponse(response.status, response.headers, response.body, { bodyParts });
       return model ? shapeResult(model, result) : result;
     }
     const read = await readOffThread<ResultMessage>(
@@ -229,7 +233,7 @@ function connect(
       'readSoapAnswer',
       response,
       context.secrets.secrets,
-      model ? { model } : {},
+      model ? { model, bodyParts } : {},
     );
     if (!read.ok) throw failureOf(read.failure);
     return new RawJson([bufferOf(read.text)]);
@@ -273,7 +277,7 @@ function connect(
      * made: the method and params against the WSDL (loaded when not cached), or raw mode's action.
      */
     async prepare(_operation, fields) {
-      const issues = requestIssues(fields);
+      const issues = requestIssues(fields, wsdlMode);
       if (issues.length > 0) return issues;
       if (wsdlMode) await prepareWsdlCall(fields);
       else rawAction(fields);
@@ -334,13 +338,17 @@ function actionIssues(fields: CallFields, envelopeIssues: ValidationIssue[]): Va
   return [{ path, message }];
 }
 
+/** In WSDL mode a params object's `$type` names its derived type (derived-types.ts): no element either. */
+const wsdlValueKeys: ReadonlySet<string> = new Set([...valueKeys, typeKey]);
+
 /**
  * What is wrong with a call's fields whatever the integration: element and attribute names of params and
  * soap_headers XML cannot carry, and an action no header can. Found before anything runs, in either mode: a sync's bad
  * inbound part must be refused before its outbound part is sent (raw mode's buildEnvelope would only refuse it then).
  */
-function requestIssues(fields: CallFields): ValidationIssue[] {
+function requestIssues(fields: CallFields, wsdlMode: boolean): ValidationIssue[] {
   const issues = envelopeIssues({
+    ...(wsdlMode && { valueKeys: wsdlValueKeys }),
     version: '1.1',
     namespace: fields.namespace,
     method: fields.method,

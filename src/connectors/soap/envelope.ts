@@ -21,6 +21,8 @@ export interface EnvelopeInput {
   method: string;
   params?: Record<string, unknown>;
   soapHeaders?: Record<string, unknown>;
+  /** Keys of params objects that are no elements: `$attributes` and `$value`, and WSDL mode's `$type`. */
+  valueKeys?: ReadonlySet<string>;
 }
 
 /**
@@ -114,7 +116,7 @@ export function quotedSoapAction(action: string): string {
 }
 
 function renderEnvelope(input: EnvelopeInput): { xml: string; issues: ValidationIssue[] } {
-  const writer = new XmlWriter();
+  const writer = new XmlWriter(input.valueKeys);
   const method = checkedName(input.method, 'method', writer.issues);
   const namespace = input.namespace === undefined || input.namespace === '' ? undefined : input.namespace;
   if (namespace !== undefined && hasXmlIllegalCharacter(namespace)) {
@@ -140,6 +142,12 @@ function renderEnvelope(input: EnvelopeInput): { xml: string; issues: Validation
 /** Writes JSON-like values as XML elements, collecting every problem instead of stopping at the first. */
 export class XmlWriter {
   readonly issues: ValidationIssue[] = [];
+  /** Keys of an object that are no elements. */
+  readonly #valueKeys: ReadonlySet<string>;
+
+  constructor(keys: ReadonlySet<string> = valueKeys) {
+    this.#valueKeys = keys;
+  }
 
   /** The element `name` holding `value` (several for an array, none for undefined); `path` names it in issues. */
   element(name: string, value: unknown, path: string, defaultNamespace?: string): string {
@@ -170,7 +178,7 @@ export class XmlWriter {
   private content(value: Record<string, unknown>, path: string): string {
     let xml = value.$value === undefined || value.$value === null ? '' : this.text(value.$value, `${path}.$value`);
     for (const [key, child] of Object.entries(value)) {
-      if (!valueKeys.has(key)) xml += this.element(key, child, `${path}.${key}`);
+      if (!this.#valueKeys.has(key)) xml += this.element(key, child, `${path}.${key}`);
     }
     return xml;
   }

@@ -19,3 +19,6 @@ export const soapBindingNamespaces: Readonly<Record<string, '1.1' | '1.2'>> = {
   'http://schemas.xmlsoap.org/wsdl/soap/': '1.1',
   'http://schemas.xmlsoap.org/wsdl/soap12/': '1.2',
 };
+
+/** XML Schema's instance namespace, of `xsi:type` and `xsi:nil`. */
+export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';

@@ -1,12 +1,15 @@
 import type { ValidationIssue } from '../../errors.ts';
+import { derivedType, typeKey, typeLabels } from './derived-types.ts';
 import { isPlainObject, valueKeys } from './envelope.ts';
+import { facetProblem } from './facets.ts';
 import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-model.ts';
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
  * path, list items by index as docs/execute.md#params-are-checked writes them (`params.order.lines[1].quantity`): names that are not elements of the type (unless it has `xsd:any`), missing
  * required elements, a list where one value fits, `null` for an element that is neither nillable nor optional,
- * an object where a simple value fits, and values that do not fit their built-in type or enumeration.
+ * an object where a simple value fits, and values that do not fit their built-in type, enumeration or facets (a list
+ * type's items each, a union's value one of its members').
  *
  * @example paramIssues(model, { a: 'x' }, 'params', 'Multiply') // [{ path: 'params.a', message: 'must be an int (…)' }]
  */
@@ -33,6 +36,21 @@ function checkComplex(
     issues.push({ path, message: `must be an object of the elements of ${owner}` });
     return;
   }
+  if (Object.hasOwn(value, typeKey)) {
+    const name = value[typeKey];
+    const derived = typeof name === 'string' ? derivedType(model, name) : undefined;
+    if (derived === undefined) {
+      const types = typeLabels(model);
+      const message =
+        types.length === 0
+          ? `names a type derived from ${model.type}, which has none`
+          : `must name a type derived from ${model.type}: ${types.join(', ')}`;
+      issues.push({ path: `${path}.${typeKey}`, message });
+      return;
+    }
+    checkComplex(derived.model, withoutType(value), path, derived.local, issues, noun);
+    return;
+  }
   const byName = new Map<string, Particle>(model.particles.map((p) => [p.name, p]));
   for (const [key, item] of Object.entries(value)) {
     if (valueKeys.has(key)) {
@@ -49,6 +67,11 @@ function checkComplex(
       // A SOAP-encoded array (soapenc:Array) is one element holding the list: given as the list itself.
       const model = particle.model;
       if (model.kind === 'complex' && model.arrayOf) continue;
+      // A list type's value (xs:list) is one element holding the items, given as a list.
+      if (model.kind === 'simple' && model.list !== undefined && !particle.repeated) {
+        checkParticle(particle, item, `${path}.${key}`, issues);
+        continue;
+      }
       if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
       else for (const [i, one] of item.entries()) checkParticle(particle, one, `${path}.${key}[${i}]`, issues);
     } else {
@@ -56,11 +79,20 @@ function checkComplex(
     }
   }
   for (const particle of model.particles) {
-    if (particle.required && !Object.hasOwn(value, particle.name)) {
-      issues.push({ path: `${path}.${particle.name}`, message: 'is required' });
-    }
+    if (!particle.required || Object.hasOwn(value, particle.name)) continue;
+    // A substitution group's member stands in for its head.
+    const standIns = model.particles.filter((p) => p.substitutes === particle.name);
+    if (standIns.some((p) => Object.hasOwn(value, p.name))) continue;
+    const message = standIns.length === 0 ? 'is required' : `is required (or one of ${standIns.map((p) => p.name).join(', ')})`;
+    issues.push({ path: `${path}.${particle.name}`, message });
   }
   if (!Object.hasOwn(value, '$attributes')) checkAttributes(model, {}, `${path}.$attributes`, owner, issues);
+}
+
+/** A value without its `$type` (checked against the type it names). */
+function withoutType(value: Record<string, unknown>): Record<string, unknown> {
+  const { [typeKey]: _type, ...rest } = value;
+  return rest;
 }
 
 /**
@@ -97,7 +129,7 @@ function checkParticle(particle: Particle, value: unknown, path: string, issues:
 }
 
 function checkSimple(model: SimpleModel, value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof value === 'object' && value !== null) {
+  if (typeof value === 'object' && value !== null && !(Array.isArray(value) && model.list !== undefined)) {
     // A simple element may still carry attributes: { $value, $attributes }.
     if (isPlainObject(value) && Object.keys(value).every((k) => valueKeys.has(k))) {
       if (value.$value !== undefined) checkSimple(model, value.$value, `${path}.$value`, issues);
@@ -106,18 +138,38 @@ function checkSimple(model: SimpleModel, value: unknown, path: string, issues: V
     issues.push({ path, message: `must be a single ${model.type} value, not ${Array.isArray(value) ? 'a list' : 'an object'}` });
     return;
   }
-  const fits = lexicalChecks[model.builtin];
-  if (fits && !fits(value)) {
-    issues.push({ path, message: `must be ${article(model.builtin)} ${model.builtin} (${describe(model.builtin)})` });
-    return;
+  const problem = simpleProblem(model, value);
+  if (problem !== undefined) issues.push({ path, message: problem });
+}
+
+/** What is wrong with a scalar (or, for a list type, a list of scalars) as a value of `model`, or undefined. */
+function simpleProblem(model: SimpleModel, value: unknown): string | undefined {
+  if (model.list !== undefined) return listProblem(model, model.list, value);
+  if (Array.isArray(value)) return `must be a single ${model.type} value, not a list`;
+  if (model.union !== undefined && model.union.length > 0) {
+    if (model.union.every((member) => simpleProblem(member, value) !== undefined)) {
+      return `must be a value of one of ${model.union.map((member) => member.type).join(', ')}`;
+    }
+  } else {
+    const fits = lexicalChecks[model.builtin];
+    if (fits && !fits(value)) return `must be ${article(model.builtin)} ${model.builtin} (${describe(model.builtin)})`;
   }
   if (model.enumeration && !model.enumeration.includes(String(value))) {
     const shown = model.enumeration.slice(0, 20).map((v) => JSON.stringify(v));
-    issues.push({
-      path,
-      message: `must be one of ${shown.join(', ')}${model.enumeration.length > 20 ? `, … (${model.enumeration.length} values)` : ''}`,
-    });
+    return `must be one of ${shown.join(', ')}${model.enumeration.length > 20 ? `, … (${model.enumeration.length} values)` : ''}`;
   }
+  return model.facets === undefined ? undefined : facetProblem(model.facets, model.builtin, String(value));
+}
+
+/** A list type's value: its items as a JSON list, or as one text separated by whitespace; each item checked. */
+function listProblem(model: SimpleModel, item: SimpleModel, value: unknown): string | undefined {
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/\s+/).filter(Boolean) : [value];
+  for (const [i, one] of items.entries()) {
+    if (typeof one === 'object' && one !== null) return `item ${i} must be a single ${item.type} value`;
+    const problem = simpleProblem(item, one);
+    if (problem !== undefined) return `item ${i} ${problem}`;
+  }
+  return model.facets === undefined ? undefined : facetProblem(model.facets, model.builtin, '', items.length);
 }
 
 function article(word: string): string {

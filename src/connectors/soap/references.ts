@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { isPlainObject } from './envelope.ts';
+import { carryXsiType } from './xml-reader.ts';
 
 /**
  * SOAP 1.1 encoding's multi-reference values (§5.4.1), resolved: an accessor `<return href="#id0"/>` stands for the
@@ -64,6 +65,7 @@ function resolve(
     // defineProperty: an element named __proto__ (a valid XML name) stays an element.
     Object.defineProperty(resolved, key, { value: next, enumerable: true, writable: true, configurable: true });
   }
+  carryXsiType(value, resolved);
   return resolved;
 }
 
@@ -80,9 +82,12 @@ function withAttributes(value: unknown, accessor: Record<string, unknown>): unkn
     const restKeys = Object.keys(rest);
     // A text value whose only attributes were bookkeeping is its text, as an element without attributes reads.
     if (restKeys.length === 1 && restKeys[0] === '$value') return rest.$value;
+    if (restKeys.length > 0) carryXsiType(value, rest);
     return restKeys.length === 0 ? '' : rest;
   }
-  return { $attributes: attributes, ...rest };
+  const withOwn = { $attributes: attributes, ...rest };
+  carryXsiType(value, withOwn);
+  return withOwn;
 }
 
 function count(budget: { values: number }): void {

@@ -26,12 +26,19 @@ import { XmlBoundExceeded } from './xml-bounds.ts';
  *   `{$value: text}`. SOAP 1.1 encoding's multi-reference values (`href="#id0"` standing for a `multiRef id="id0"`
  *   beside the result, as Axis 1 answers) are resolved (references.ts).
  *
+ * With `bodyParts` (a document-style output of several parts), every element of the Body by name instead.
+ *
  * The body is read as UTF-8 unless it starts with a UTF-16 byte-order mark; a declared `encoding` is not honoured.
  *
  * @example readSoapResponse(200, {}, Buffer.from('<s:Envelope xmlns:s="…"><s:Body><AddResponse><AddResult>5</AddResult></AddResponse></s:Body></s:Envelope>'))
  * // { AddResult: '5' }
  */
-export function readSoapResponse(status: number, headers: Record<string, string>, body: Buffer): Record<string, unknown> {
+export function readSoapResponse(
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+  options: ReadOptions = {},
+): Record<string, unknown> {
   const success = status >= 200 && status <= 299;
   const text = decodeXmlBody(body);
   if (text.trim() === '') {
@@ -58,7 +65,23 @@ export function readSoapResponse(status: number, headers: Record<string, string>
   if (soapBody === undefined) {
     throw invalidResponse('The upstream answer is XML but not a SOAP envelope with a Body.', status, headers, body);
   }
-  return methodResult(soapBody);
+  return options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody);
+}
+
+export interface ReadOptions {
+  /**
+   * The output is a document-style message of several parts (WSDL mode): the result is every element of the Body,
+   * by name (`{Summary: …, Detail: …}`), not the first one's content.
+   */
+  bodyParts?: boolean;
+}
+
+/** Every element of the Body, by name, as `elementValue` shows them. */
+function bodyParts(soapBody: unknown): Record<string, unknown> {
+  const value = elementValue(soapBody);
+  if (!isXmlRecord(value)) return {};
+  const { $attributes: _attributes, $value: _text, ...parts } = value;
+  return parts;
 }
 
 /**

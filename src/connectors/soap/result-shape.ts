@@ -1,22 +1,32 @@
+import { typeKey, typeLabel } from './derived-types.ts';
 import { isPlainObject, valueKeys } from './envelope.ts';
-import { type ComplexModel, integerBuiltins, type SimpleModel, type TypeModel } from './schema-model.ts';
+import { xsdNamespaces } from './namespaces.ts';
+import { type ComplexModel, integerBuiltins, type SimpleModel, simpleModelOf, type TypeModel } from './schema-model.ts';
+import { xsiTypeOf } from './xml-reader.ts';
 
 /**
  * A WSDL-mode result shaped by the output's schema (docs/execute.md#results): an element that may repeat (`maxOccurs > 1`)
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
  * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does
- * not declare) stay as the reader read them (response.ts). An empty element of a complex type without text is an
+ * not declare) stay as the reader read them (response.ts). An element whose `xsi:type` names a type derived from its
+ * declared one is shaped by the derived type; one whose declared type is simple (`anyType` included) and whose
+ * `xsi:type` names a built-in (rpc/encoded answers carry one on every value) is typed as that built-in. An empty element of a complex type without text is an
  * object none of whose members is there (`{}`), an empty SOAP-encoded array `[]`, not the empty text the reader read.
  *
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
  */
-export function shapeResult(model: ComplexModel, value: unknown): unknown {
-  if (value === '' && model.text === undefined) return model.arrayOf ? [] : {};
+export function shapeResult(declared: ComplexModel, value: unknown): unknown {
+  if (value === '' && declared.text === undefined) return declared.arrayOf ? [] : {};
   if (!isPlainObject(value)) return value;
+  const instance = xsiTypeOf(value);
+  const derived = instance && declared.subtypes?.get(`{${instance.ns}}${instance.local}`);
+  const model = derived ?? declared;
   if (model.arrayOf) return arrayItems(model.arrayOf, value);
-  const byName = new Map(model.particles.map((p) => [p.name, p]));
+  // By the name the element is written with; a part declared with element= is given under the part's name.
+  const byName = new Map(model.particles.map((p) => [p.elementName ?? p.name, p]));
   const attributes = typeAnnotationsDropped(value.$attributes);
   const shaped: Array<[string, unknown]> = [];
+  if (derived && instance) shaped.push([typeKey, typeLabel(declared, instance.ns, instance.local)]);
   for (const [key, item] of Object.entries(value)) {
     if (key === '$attributes') {
       if (attributes !== undefined) shaped.push([key, typedAttributes(model, attributes)]);
@@ -33,7 +43,7 @@ export function shapeResult(model: ComplexModel, value: unknown): unknown {
     }
     const items = particle.repeated && !Array.isArray(item) ? [item] : item;
     shaped.push([
-      key,
+      particle.name,
       Array.isArray(items) ? items.map((one) => shapeValue(particle.model, one)) : shapeValue(particle.model, items),
     ]);
   }
@@ -41,8 +51,10 @@ export function shapeResult(model: ComplexModel, value: unknown): unknown {
   return Object.fromEntries(shaped);
 }
 
-function shapeValue(model: TypeModel, value: unknown): unknown {
-  if (model.kind === 'complex') return shapeResult(model, value);
+function shapeValue(declared: TypeModel, value: unknown): unknown {
+  if (declared.kind === 'complex') return shapeResult(declared, value);
+  const instance = xsiTypeOf(value);
+  const model = instance !== undefined && xsdNamespaces.has(instance.ns) ? simpleModelOf(instance.local) : declared;
   // A simple type has no attributes of its own (XML Schema 3.14): attributes on it are the instance's own xsi:type
   // (rpc/encoded services put one on every value), so its text is the value.
   if (isPlainObject(value) && Object.keys(value).every((key) => valueKeys.has(key))) {
@@ -87,8 +99,20 @@ function arrayItems(items: TypeModel, value: Record<string, unknown>): unknown[]
   return list;
 }
 
-/** Text as the number or boolean its type says, when it is one exactly; an integer beyond 2^53 stays text. */
+/**
+ * Text as the number or boolean its type says, when it is one exactly; an integer beyond 2^53 stays text. A list
+ * type's text is the list of its items, each typed; a union's stays text.
+ */
 function typedText(model: SimpleModel, text: string): unknown {
+  if (model.list !== undefined) {
+    const item = model.list;
+    return text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((one) => typedText(item, one));
+  }
+  // A union's value stays text, as python-zeep reads it: its JSON type then does not change with the member it fits.
+  if (model.union !== undefined) return text;
   const trimmed = text.trim();
   if (model.builtin === 'boolean') {
     if (trimmed === 'true' || trimmed === '1') return true;

@@ -1,3 +1,4 @@
+import { type Facets, readFacets } from './facets.ts';
 import { soapEncodingNamespace, xsdNamespaces } from './namespaces.ts';
 import type { XmlElement } from './xml-reader.ts';
 import type { SchemaIndex } from './xsd-index.ts';
@@ -7,7 +8,7 @@ import type { SchemaIndex } from './xsd-index.ts';
  * global ones) the way the XML Schema specification defines them: named and anonymous types, `type=` and `ref=`,
  * `sequence`/`all`/`choice` (nested), groups, `complexContent` extension (the base type's content first) and
  * restriction, `simpleContent`, `xsd:any`, attributes (local, `ref`, attribute groups, `anyAttribute`, inherited,
- * prohibited), simple types with enumerations over the built-in types, and SOAP-encoded arrays. Each local element's
+ * prohibited), simple types (enumerations and facets over the built-in types, lists, unions), and SOAP-encoded arrays. Each local element's
  * namespace follows its own schema document's `elementFormDefault`. Types are compiled lazily and cached per schema
  * element, so a recursive type (a tree of nodes) is no problem.
  */
@@ -23,13 +24,22 @@ function xsdChild(node: Node, ...locals: string[]): Node | undefined {
   return node.children.find((child) => xsdNamespaces.has(child.ns) && locals.includes(child.local));
 }
 
-/** A simple value: a built-in type (by its local name), possibly restricted to an enumeration. */
+/**
+ * A simple value: a built-in type (by its local name), possibly restricted (an enumeration, facets), or a list or a
+ * union of simple types.
+ */
 export interface SimpleModel {
   kind: 'simple';
   /** `xs:int`, `xs:string`, … (`xs:anyType` when unknown). */
   type: string;
+  /** The built-in it restricts (`anySimpleType` for a list or a union). */
   builtin: string;
   enumeration?: string[];
+  facets?: Facets;
+  /** `xs:list`: the value is its items, separated by whitespace. */
+  list?: SimpleModel;
+  /** `xs:union`: the value is one of its member types' (the first that fits, in order). */
+  union?: SimpleModel[];
 }
 
 /** An element's content: child elements in order, and whether any others may appear (`xsd:any`). */
@@ -48,6 +58,11 @@ export interface ComplexModel {
   arrayOf?: TypeModel;
   /** The attributes declared for the type, by name (given in `$attributes`). */
   attributes?: AttributeModel[];
+  /**
+   * A named type's derived types (by extension or restriction, at any depth), by `{namespace}name`: what an
+   * answer's `xsi:type` may name in its place. Compiled on first use.
+   */
+  readonly subtypes?: ReadonlyMap<string, ComplexModel>;
   /** `anyAttribute`: attributes beyond the declared ones are allowed. */
   anyAttribute?: boolean;
 }
@@ -73,6 +88,8 @@ export interface Particle {
   required: boolean;
   repeated: boolean;
   nillable: boolean;
+  /** A member of a substitution group: the name of the head element it may stand in for, right before it. */
+  substitutes?: string;
   /** Resolved on first use (types may be recursive). */
   readonly model: TypeModel;
 }
@@ -102,6 +119,8 @@ export class SchemaModel {
     const cached = this.#cache.get(node);
     if (cached) return cached;
     if (node.local === 'simpleType') {
+      // A simple type derived from itself (through others) finds anyType there: no schema can make this loop.
+      this.#cache.set(node, { ...anyType, type: node.attributes.name ?? 'anonymous' });
       const model = this.#simpleType(node, namespace);
       this.#cache.set(node, model);
       return model;
@@ -117,7 +136,52 @@ export class SchemaModel {
     // Cached before it is filled: a type that contains itself finds this object.
     this.#cache.set(node, model);
     this.#fillComplex(model, node, namespace);
+    if (name !== undefined && namespace !== undefined && this.#derivedFrom().has(`{${namespace}}${name}`)) {
+      // Compiled when first read (an answer's xsi:type, or the copy a worker thread gets), then kept.
+      const subtypes = () => {
+        const value = this.#subtypes(`{${namespace}}${name}`);
+        Object.defineProperty(model, 'subtypes', { value, enumerable: true });
+        return value;
+      };
+      Object.defineProperty(model, 'subtypes', { enumerable: true, configurable: true, get: subtypes });
+    }
     return model;
+  }
+
+  /** Named complex types by the `{ns}name` of the type each extends or restricts, built on first use. */
+  #derivations: Map<string, Array<{ node: Node; ns: string; local: string }>> | undefined;
+
+  #derivedFrom(): Map<string, Array<{ node: Node; ns: string; local: string }>> {
+    if (this.#derivations) return this.#derivations;
+    const derivations = new Map<string, Array<{ node: Node; ns: string; local: string }>>();
+    for (const declared of this.#index.all('type')) {
+      if (declared.node.local !== 'complexType') continue;
+      const content = xsdChild(declared.node, 'complexContent', 'simpleContent');
+      const derivation = content && xsdChild(content, 'extension', 'restriction');
+      const base = derivation?.attributes.base;
+      if (!derivation || !base) continue;
+      const { ns, local } = this.#resolve(base, derivation, declared.ns);
+      const key = `{${ns ?? ''}}${local}`;
+      derivations.set(key, [...(derivations.get(key) ?? []), { node: declared.node, ns: declared.ns, local: declared.local }]);
+    }
+    this.#derivations = derivations;
+    return derivations;
+  }
+
+  /** The complex types derived from the type `key` names, at any depth (a type derived twice over counts once). */
+  #subtypes(key: string): ReadonlyMap<string, ComplexModel> {
+    const found = new Map<string, ComplexModel>();
+    const pending = [key];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      for (const derived of this.#derivedFrom().get(next) ?? []) {
+        const derivedKey = `{${derived.ns}}${derived.local}`;
+        if (found.has(derivedKey) || derivedKey === key) continue;
+        const model = this.typeOf(derived.node, derived.ns);
+        if (model.kind === 'complex') found.set(derivedKey, model);
+        pending.push(derivedKey);
+      }
+    }
+    return found;
   }
 
   /** The model of a type named by a QName written on `site`. */
@@ -173,19 +237,46 @@ export class SchemaModel {
   }
 
   #simpleType(node: Node, namespace: string | undefined): SimpleModel {
-    const name = node.attributes.name;
-    const restriction = xsdChild(node, 'restriction');
-    if (!restriction) return { ...anyType, type: name ?? 'anonymous' };
-    const base = this.namedType(restriction.attributes.base, restriction, namespace);
-    const enumeration = xsdChildren(restriction)
+    const type = node.attributes.name ?? 'anonymous';
+    const derivation = xsdChild(node, 'restriction', 'list', 'union');
+    if (derivation?.local === 'list') {
+      const itemType = derivation.attributes.itemType;
+      const inline = xsdChild(derivation, 'simpleType');
+      const item = itemType ? this.namedType(itemType, derivation, namespace) : inline ? this.typeOf(inline, namespace) : anyType;
+      return { kind: 'simple', type, builtin: 'anySimpleType', list: item.kind === 'simple' ? item : anyType };
+    }
+    if (derivation?.local === 'union') {
+      const named = (derivation.attributes.memberTypes ?? '').split(/\s+/).filter(Boolean);
+      const members = [
+        ...named.map((member) => this.namedType(member, derivation, namespace)),
+        ...xsdChildren(derivation)
+          .filter((c) => c.local === 'simpleType')
+          .map((inline) => this.typeOf(inline, namespace)),
+      ].filter((member): member is SimpleModel => member.kind === 'simple');
+      return { kind: 'simple', type, builtin: 'anySimpleType', union: members };
+    }
+    if (!derivation) return { ...anyType, type };
+    const inlineBase = xsdChild(derivation, 'simpleType');
+    const base = derivation.attributes.base
+      ? this.namedType(derivation.attributes.base, derivation, namespace)
+      : inlineBase
+        ? this.typeOf(inlineBase, namespace)
+        : anyType;
+    const simpleBase = base.kind === 'simple' ? base : undefined;
+    const own = xsdChildren(derivation)
       .filter((c) => c.local === 'enumeration')
       .map((c) => c.attributes.value ?? '');
-    const builtin = base.kind === 'simple' ? base.builtin : 'anyType';
+    // A restriction keeps what its base restricts: its enumeration (unless it gives its own), facets, list, union.
+    const enumeration = own.length > 0 ? own : simpleBase?.enumeration;
+    const facets = readFacets(derivation, simpleBase?.facets);
     return {
       kind: 'simple',
-      type: name ?? base.type,
-      builtin,
-      ...(enumeration.length > 0 && { enumeration }),
+      type: node.attributes.name ?? base.type,
+      builtin: simpleBase?.builtin ?? 'anyType',
+      ...(enumeration !== undefined && { enumeration }),
+      ...(facets !== undefined && { facets }),
+      ...(simpleBase?.list !== undefined && { list: simpleBase.list }),
+      ...(simpleBase?.union !== undefined && { union: simpleBase.union }),
     };
   }
 
@@ -313,12 +404,56 @@ export class SchemaModel {
         model.open = true;
         model.anyAt ??= model.particles.length;
         return;
-      case 'element':
-        model.particles.push(this.#particle(node, namespace, optional, repeated));
+      case 'element': {
+        const particle = this.#particle(node, namespace, optional, repeated);
+        model.particles.push(particle);
+        // A reference to a substitution group's head: each member may stand in its place (XML Schema 3.3.6).
+        if (node.attributes.ref) {
+          for (const member of this.#members(node.attributes.ref, node, namespace)) {
+            const standIn = this.#particle(member.site, member.ns, true, particle.repeated);
+            model.particles.push(Object.defineProperty(standIn, 'substitutes', { value: particle.name, enumerable: true }));
+          }
+        }
         return;
+      }
       default:
         return;
     }
+  }
+
+  /** Global elements by the `{ns}name` of the substitution group head each names, built on first use. */
+  #heads: Map<string, Array<{ node: Node; ns: string; local: string }>> | undefined;
+
+  /**
+   * The members of the substitution group whose head `ref` names, at any depth, each as a reference to it (so that
+   * #particle reads it as a global element): none for an element that heads no group.
+   */
+  #members(ref: string, site: Node, namespace: string | undefined): Array<{ site: Node; ns: string }> {
+    if (this.#heads === undefined) {
+      this.#heads = new Map();
+      for (const declared of this.#index.all('element')) {
+        for (const head of (declared.node.attributes.substitutionGroup ?? '').split(/\s+/).filter(Boolean)) {
+          const { ns, local } = this.#resolve(head, declared.node, declared.ns);
+          const key = `{${ns ?? ''}}${local}`;
+          this.#heads.set(key, [...(this.#heads.get(key) ?? []), declared]);
+        }
+      }
+    }
+    const { ns, local } = this.#resolve(ref, site, namespace);
+    const members: Array<{ site: Node; ns: string }> = [];
+    const seen = new Set<string>([`{${ns ?? ''}}${local}`]);
+    const pending = [`{${ns ?? ''}}${local}`];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      for (const member of this.#heads.get(next) ?? []) {
+        const key = `{${member.ns}}${member.local}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        pending.push(key);
+        if (member.node.attributes.abstract === 'true') continue;
+        members.push({ site: memberReference(member.local, member.ns), ns: member.ns });
+      }
+    }
+    return members;
   }
 
   #group(ref: string, site: Node, namespace: string | undefined): { node: Node; ns: string | undefined } | undefined {
@@ -353,6 +488,19 @@ export class SchemaModel {
       },
     };
   }
+}
+
+/** A reference to the global element `{ns}local`, as a schema would write it (`<xs:element ref="m:local"/>`). */
+function memberReference(local: string, ns: string): Node {
+  return {
+    ns: 'http://www.w3.org/2001/XMLSchema',
+    local: 'element',
+    attributes: { ref: `m:${local}` },
+    scope: new Map([['m', ns]]),
+    children: [],
+    text: '',
+    parent: undefined,
+  };
 }
 
 /** The schema nodes that declare a complex type's attributes. */

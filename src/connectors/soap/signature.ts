@@ -83,7 +83,7 @@ export function operationLayout(schema: SchemaModel, operation: BoundOperation) 
         name: operation.name,
         headers: headerModel(schema, []),
       },
-      output: messageLayout(schema, operation, operation.output, `${operation.name}Response`),
+      output: messageLayout(schema, operation, operation.output, `${operation.name}Response`, 'output'),
     };
     layouts.set(operation, layout);
   }
@@ -96,9 +96,10 @@ function messageLayout(
   operation: BoundOperation,
   message: BoundMessage | undefined,
   rpcName: string,
+  side: 'input' | 'output' = 'input',
 ): MessageLayout | undefined {
   if (!message) return undefined;
-  const layout = bodyLayout(schema, operation, message, rpcName);
+  const layout = bodyLayout(schema, operation, message, rpcName, side);
   return { ...layout, headers: headerModel(schema, message.headers) };
 }
 
@@ -120,7 +121,8 @@ function headerModel(schema: SchemaModel, parts: WsdlPart[]): ComplexModel {
  *   given: unqualified), holding one unqualified element per part, named after the part;
  * - document, one part: the part's global element (for a `type=` part, an unqualified element named after the part),
  *   whose content is the params (a simple type's text is `$value`);
- * - document, several parts: the parts' elements side by side in the Body, each a param;
+ * - document, several parts: the parts' elements side by side in the Body, each a param (named after its element;
+ *   in an output after its part, as python-zeep and PHP's SoapClient name what they read);
  * - document, no parts: an empty Body.
  * A message the WSDL never declares, or an element no schema declares, is open: nothing can be checked against it.
  */
@@ -129,6 +131,7 @@ function bodyLayout(
   operation: BoundOperation,
   message: BoundMessage,
   rpcName: string,
+  side: 'input' | 'output',
 ): Omit<MessageLayout, 'headers'> {
   const parts = message.parts;
   if (parts === undefined) return { wrapper: undefined, model: unknownModel(), name: message.name };
@@ -156,9 +159,11 @@ function bodyLayout(
       content.kind === 'complex' ? content : { kind: 'complex', type: content.type, particles: [], open: false, text: content };
     return { wrapper, model, name: part.element ? wrapper.local : message.name };
   }
-  const particles = parts.map((part) =>
-    part.element ? partParticle(schema, part, part.element.local, part.element.ns) : partParticle(schema, part, part.name, ''),
-  );
+  const particles = parts.map((part) => {
+    if (!part.element) return partParticle(schema, part, part.name, '');
+    const name = side === 'output' ? part.name : part.element.local;
+    return partParticle(schema, part, name, part.element.ns, part.element.local);
+  });
   return { wrapper: undefined, model: { kind: 'complex', type: message.name, particles, open: false }, name: message.name };
 }
 

@@ -1,4 +1,5 @@
 import { validationFailed } from '../../errors.ts';
+import { derivedType, typeKey } from './derived-types.ts';
 import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter, xsiNamespace } from './envelope.ts';
 import { xmlNamespace } from './namespaces.ts';
 import type { ComplexModel, TypeModel } from './schema-model.ts';
@@ -23,7 +24,8 @@ export interface WsdlEnvelopeInput {
  * elements the schema does not declare (an `xsd:any`) are written as raw mode writes them, where the `xsd:any` stands.
  * A SOAP-encoded array is given as a list: each item is an element named after the item type (`item` with an
  * `xsi:type` for a built-in type), as python-zeep writes them, and the array carries the `soapenc:arrayType`
- * (`xs:string[3]`) SOAP 1.1 section 5.4.2 requires (zeep leaves it out). Params are expected to be checked already
+ * (`xs:string[3]`) SOAP 1.1 section 5.4.2 requires (zeep leaves it out). A value whose `$type` names a type derived
+ * from the declared one is written as that type, with its `xsi:type` (derived-types.ts). Params are expected to be checked already
  * (param-checks.ts); names that are no XML names are still refused (`validation_failed`).
  *
  * @example writeWsdlEnvelope({ version: '1.1', layout: multiply, params: { a: 6, b: 7 } })
@@ -74,6 +76,11 @@ class SchemaWriter {
   element(ns: string, local: string, model: TypeModel, value: unknown, path: string): string {
     if (value === undefined) return '';
     const array = model.kind === 'complex' ? model.arrayOf : undefined;
+    if (Array.isArray(value) && model.kind === 'simple' && model.list !== undefined && value.every((v) => !Array.isArray(v))) {
+      // A list type's items (xs:list) in one element, separated by spaces; a list of such lists is the element repeated.
+      const items = value.map((item, i) => this.raw.text(item, `${path}[${i}]`));
+      return `<${this.#name(ns, local)}>${items.join(' ')}</${this.#name(ns, local)}>`;
+    }
     if (Array.isArray(value) && array === undefined) {
       return value.map((item, i) => this.element(ns, local, model, item, `${path}[${i}]`)).join('');
     }
@@ -85,7 +92,14 @@ class SchemaWriter {
       attributes = ` ${this.#name(soapEncodingNamespace, 'arrayType')}="${this.#itemType(array)}[${value.length}]"`;
       content = value.map((item, i) => this.#arrayItem(array, item, `${path}[${i}]`)).join('');
     } else if (isPlainObject(value)) {
-      attributes = this.#attributes(model, value.$attributes, `${path}.$attributes`);
+      // `$type` names a type derived from the declared one: written as its xsi:type, the content as that type's.
+      const derived =
+        model.kind === 'complex' && typeof value[typeKey] === 'string' ? derivedType(model, value[typeKey]) : undefined;
+      if (derived !== undefined) {
+        model = derived.model;
+        attributes = ` xsi:type="${this.#name(derived.ns, derived.local)}"`;
+      }
+      attributes += this.#attributes(model, value.$attributes, `${path}.$attributes`);
       if (value.$value !== undefined && value.$value !== null) content = this.raw.text(value.$value, `${path}.$value`);
       content += model.kind === 'complex' ? this.children(model, value, path) : this.#undeclared(value, new Set(), path);
     } else {
@@ -133,7 +147,7 @@ class SchemaWriter {
   #undeclared(value: Record<string, unknown>, declared: Set<string>, path: string): string {
     let xml = '';
     for (const [key, child] of Object.entries(value)) {
-      if (!valueKeys.has(key) && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
+      if (!valueKeys.has(key) && key !== typeKey && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
     }
     return xml;
   }

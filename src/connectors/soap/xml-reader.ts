@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.ts';
-import { xmlNamespace } from './namespaces.ts';
+import { xmlNamespace, xsiNamespace } from './namespaces.ts';
 import { maxXmlDepth, maxXmlLayouts, XmlBoundExceeded } from './xml-bounds.ts';
 
 /** Attributes of a read element are its keys with this prefix (`@_id`); namespace prefixes are removed first. */
@@ -23,6 +23,8 @@ interface OpenElement {
   /** The layout of `content` so far (see maxXmlLayouts). */
   layout: number;
   text: string;
+  /** The namespace prefixes in scope (shared with the parent when the element declares none). */
+  scope: ReadonlyMap<string, string>;
 }
 
 const textKeyId = 0;
@@ -173,6 +175,11 @@ export function readXml(text: string): XmlObject {
     /** Attribute names as written, searched (past 32 of them, through a set) only when two share a key. */
     let names: string[] | undefined;
     let nameSet: Set<string> | undefined;
+    const inherited = stack.length === 0 ? rootScope : stack[stack.length - 1].scope;
+    /** The scope with this tag's namespace declarations, made only when it has some. */
+    let declared: Map<string, string> | undefined;
+    /** Prefixed `type` attributes (`xsi:type`, once its prefix is known): [name as written, value]. */
+    let typeAttributes: Array<[string, string]> | undefined;
     let pos = nameEnd;
     for (;;) {
       const spaced = skipSpace(text, pos);
@@ -180,11 +187,14 @@ export function readXml(text: string): XmlObject {
       if (c === 0x3e /* > */) {
         // Already bounded by checkXmlBounds; kept because everything that walks the result recurses.
         if (stack.length === maxXmlDepth) throw new XmlBoundExceeded(`nests elements deeper than ${maxXmlDepth} levels`);
-        stack.push({ name, key, content: attributes, layout, text: '' });
+        const scope = declared ?? inherited;
+        if (typeAttributes !== undefined) noteXsiType(attributes as XmlObject, typeAttributes, scope);
+        stack.push({ name, key, content: attributes, layout, text: '', scope });
         at = spaced + 1;
         return;
       }
       if (c === 0x2f /* / */ && text.charCodeAt(spaced + 1) === 0x3e) {
+        if (typeAttributes !== undefined) noteXsiType(attributes as XmlObject, typeAttributes, declared ?? inherited);
         place(key, attributes ?? '', open);
         at = spaced + 2;
         return;
@@ -220,9 +230,18 @@ export function readXml(text: string): XmlObject {
       nameSet?.add(attributeName);
       names ??= [];
       names.push(attributeName);
-      if (attribute === null) continue;
+      if (attribute === null) {
+        declared ??= new Map(inherited);
+        declared.set(attributeName === 'xmlns' ? '' : attributeName.slice(6), decodeReferences(normalizeNewlines(raw)));
+        continue;
+      }
       attributes ??= {};
-      attributes[attribute.name] = decodeReferences(normalizeNewlines(raw).trim());
+      const value = decodeReferences(normalizeNewlines(raw).trim());
+      attributes[attribute.name] = value;
+      if (attribute.name === xsiTypeKey && attributeName !== 'type') {
+        typeAttributes ??= [];
+        typeAttributes.push([attributeName, value]);
+      }
       if (!known) layout = extendLayout(layout, attribute.id);
     }
   }
@@ -262,6 +281,49 @@ export function readXml(text: string): XmlObject {
   }
 }
 
+/** A name in a namespace: `{ns}local`. */
+export interface QName {
+  ns: string;
+  local: string;
+}
+
+const xsiTypeKey = `${attributePrefix}type`;
+const rootScope: ReadonlyMap<string, string> = new Map([['xml', xmlNamespace]]);
+
+/** The `xsi:type` of each element read that has one, resolved where it was written (by the element's content object). */
+const xsiTypes = new WeakMap<object, QName>();
+
+/**
+ * Records the `xsi:type` among an element's prefixed `type` attributes: the one whose prefix is bound to the XML
+ * Schema instance namespace, its QName value resolved through the prefixes in scope (an unprefixed value through the
+ * default namespace). A value whose prefix nothing declares is not recorded.
+ */
+function noteXsiType(content: XmlObject, candidates: Array<[string, string]>, scope: ReadonlyMap<string, string>): void {
+  for (const [name, value] of candidates) {
+    if (scope.get(name.slice(0, name.indexOf(':'))) !== xsiNamespace) continue;
+    const colon = value.indexOf(':');
+    const ns = scope.get(colon === -1 ? '' : value.slice(0, colon));
+    if (ns !== undefined || colon === -1) xsiTypes.set(content, { ns: ns ?? '', local: value.slice(colon + 1) });
+    return;
+  }
+}
+
+/**
+ * The `xsi:type` an element read by `readXml` carried, resolved to its namespace, given the element's value (or the
+ * value `elementValue` made of it, which `carryXsiType` marks); undefined when it had none.
+ *
+ * @example xsiTypeOf(readXml('<a xmlns:x="urn:x" xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:type="x:T"/>').a) // { ns: 'urn:x', local: 'T' }
+ */
+export function xsiTypeOf(value: unknown): QName | undefined {
+  return typeof value === 'object' && value !== null ? xsiTypes.get(value) : undefined;
+}
+
+/** Marks `to` (a value made from `from`) with `from`'s `xsi:type`, if it has one. */
+export function carryXsiType(from: object, to: object): void {
+  const type = xsiTypes.get(from);
+  if (type !== undefined) xsiTypes.set(to, type);
+}
+
 /** An element of a document read namespace-aware (`readXmlTree`). */
 export interface XmlElement {
   /** The namespace its prefix (or the default namespace) is bound to; '' for none. */
@@ -276,8 +338,6 @@ export interface XmlElement {
   text: string;
   readonly parent: XmlElement | undefined;
 }
-
-const rootScope: ReadonlyMap<string, string> = new Map([['xml', xmlNamespace]]);
 
 /**
  * Reads an XML document as a tree of elements with their names resolved to namespaces, for documents whose meaning

@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { checkXmlBounds } from './xml-bounds.ts';
-import { attributePrefix, readXml, textKey } from './xml-reader.ts';
+import { attributePrefix, carryXsiType, readXml, textKey } from './xml-reader.ts';
 
 export { attributePrefix, textKey };
 
@@ -100,6 +100,7 @@ export function elementValue(node: unknown): unknown {
   for (const key of keys) {
     if (key !== textKey && !key.startsWith(attributePrefix)) setOwn(value, key, elementValue(node[key]));
   }
+  carryXsiType(node, value);
   return value;
 }
 

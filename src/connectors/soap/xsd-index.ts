@@ -80,6 +80,16 @@ export class SchemaIndex {
     return this.#declared.get(`${kind}{${ns}}${local}`);
   }
 
+  /** Every global declaration of one kind, with its namespace and name, in the order declared. */
+  *all(kind: Kind): Iterable<Declared & { ns: string; local: string }> {
+    const prefix = `${kind}{`;
+    for (const [key, declared] of this.#declared) {
+      if (!key.startsWith(prefix)) continue;
+      const close = key.indexOf('}', prefix.length);
+      yield { ...declared, ns: key.slice(prefix.length, close), local: key.slice(close + 1) };
+    }
+  }
+
   /** The schema document a node of one of the schemas belongs to. */
   schemaOf(node: XmlElement): SchemaDocument | undefined {
     for (let at: XmlElement | undefined = node; at !== undefined; at = at.parent) {

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { assertError, assertOk as ok } from './helpers/assertions.ts';
+import type { FixtureProcess } from './helpers/fixture-process.ts';
+import { type Harness, harness } from './helpers/harness.ts';
+import { startSpyneServer } from './helpers/spyne-server.ts';
+
+/**
+ * Derived types (`xsi:type`) both ways, and facets, against a real spyne service (test/fixtures/spyne/service.py at
+ * /shapes, issue 23): spyne writes `xsi:type` for a subclass where the base class is declared, reads one in a
+ * request, and its lxml validator refuses a value outside a facet with a Client fault.
+ */
+
+type Auth = { key: string; tenant: string };
+
+describe('WSDL mode against spyne: derived types and facets', () => {
+  let spyne: FixtureProcess;
+  let h: Harness;
+  let auth: Auth;
+
+  const execute = (id: string, payload: Record<string, unknown>) =>
+    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const send = (method: string, params: Record<string, unknown>) => execute('shapes', { operation: 'send', method, params });
+
+  before(async () => {
+    spyne = await startSpyneServer();
+    h = await harness();
+    await h.tenant('shapes');
+    auth = await h.auth('shapes', ['*']);
+    for (const [id, config] of [
+      ['shapes', { endpoint_url: spyne.url('/shapes?wsdl') }],
+      ['shapes-raw', { endpoint_url: spyne.url('/shapes'), namespace: 'http://example.com/shapes' }],
+    ] as const) {
+      const put = await h.call(auth, {
+        method: 'PUT',
+        url: `/api/v1/integrations/${id}`,
+        payload: { connector: 'soap-1.0.0', config },
+      });
+      assert.equal(put.statusCode, 201, put.body);
+    }
+  });
+  after(async () => {
+    await h?.close();
+    await spyne?.close();
+  });
+
+  test('an answer whose xsi:type names a derived type is shaped by it and says which in $type', async () => {
+    assert.deepEqual(ok(await send('Largest', { kind: 'circle' })), {
+      LargestResult: { $type: 'Circle', name: 'c', radius: 2.5 },
+    });
+    assert.deepEqual(ok(await send('Largest', { kind: 'square' })), { LargestResult: { $type: 'Square', name: 's', side: 4 } });
+    // The declared type itself: no xsi:type, no $type.
+    assert.deepEqual(ok(await send('Largest', { kind: 'plain' })), { LargestResult: { name: 'plain' } });
+  });
+
+  test('$type sends a derived type where its base is declared, as spyne reads it', async () => {
+    assert.deepEqual(ok(await send('Describe', { shape: { $type: 'Circle', name: 'x', radius: 3 } })), {
+      DescribeResult: 'Circle(name=x, radius=3.0)',
+    });
+    assert.deepEqual(ok(await send('Describe', { shape: { $type: 'Square', name: 'q', side: 4 } })), {
+      DescribeResult: 'Square(name=q, side=4)',
+    });
+    assert.deepEqual(ok(await send('Describe', { shape: { name: 'b' } })), { DescribeResult: 'Shape(name=b)' });
+  });
+
+  test('a $type that names no derived type, or content the named type lacks: 400 invalid_soap_params', async () => {
+    const unknown = assertError(await send('Describe', { shape: { $type: 'Triangle', name: 'x' } }), 400, 'invalid_soap_params');
+    assert.deepEqual(unknown.details?.issues, [
+      { path: 'params.shape.$type', message: 'must name a type derived from Shape: Circle, Square' },
+    ]);
+    const wrong = assertError(await send('Describe', { shape: { $type: 'Square', radius: 1 } }), 400, 'invalid_soap_params');
+    assert.deepEqual(wrong.details?.issues, [{ path: 'params.shape.radius', message: 'is not an element of Square' }]);
+  });
+
+  test('facets are checked before sending, every problem at once; spyne refuses each of those values itself', async () => {
+    const res = await send('Reserve', { code: 'ab', seats: 10, price: 1.234 });
+    const issues = assertError(res, 400, 'invalid_soap_params').details?.issues;
+    assert.deepEqual(issues, [
+      { path: 'params.code', message: 'must be at least 3 characters long (minLength)' },
+      { path: 'params.seats', message: 'must be at most 9 (maxInclusive)' },
+      { path: 'params.price', message: 'must have at most 2 digits after the point (fractionDigits)' },
+    ]);
+    const pattern = assertError(await send('Reserve', { code: 'abc', seats: 1, price: 1 }), 400, 'invalid_soap_params');
+    assert.deepEqual(pattern.details?.issues, [
+      { path: 'params.code', message: 'must match the pattern [A-Z]+[0-9]* (pattern)' },
+    ]);
+    const long = assertError(await send('Reserve', { code: 'ABCDEFGHI', seats: 1, price: 1 }), 400, 'invalid_soap_params');
+    assert.deepEqual(long.details?.issues, [{ path: 'params.code', message: 'must be at most 8 characters long (maxLength)' }]);
+    const digits = assertError(await send('Reserve', { code: 'ABC', seats: 1, price: 123456.7 }), 400, 'invalid_soap_params');
+    assert.deepEqual(digits.details?.issues, [{ path: 'params.price', message: 'must have at most 6 digits (totalDigits)' }]);
+
+    // Values just inside every facet go through.
+    assert.deepEqual(ok(await send('Reserve', { code: 'ABCDEFG1', seats: 9, price: '1234.56' })), {
+      ReserveResult: 'ABCDEFG1 9 1234.56',
+    });
+
+    // The same refused values sent as they are (raw mode checks nothing): spyne's validator refuses each.
+    const valid = { code: 'ABC', seats: 1, price: '1' };
+    for (const [field, value] of [
+      ['code', 'ab'],
+      ['code', 'abc'],
+      ['code', 'ABCDEFGHI'],
+      ['seats', '10'],
+      ['seats', '0'],
+      ['price', '1.234'],
+      ['price', '123456.7'],
+    ]) {
+      const fault = assertError(
+        await execute('shapes-raw', { operation: 'send', method: 'Reserve', params: { ...valid, [field]: value } }),
+        502,
+        'soap_fault',
+      );
+      assert.match(String(fault.details?.fault_code), /SchemaValidationError/, `${field}=${value}`);
+    }
+  });
+});
