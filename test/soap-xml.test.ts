@@ -281,23 +281,27 @@ describe('buildEnvelope: the raw-mode request', () => {
 });
 
 describe('requestHeaders: per SOAP version', () => {
-  test('1.1: text/xml and a quoted SOAPAction', () => {
+  test('1.1: text/xml and a quoted SOAPAction; MTOM and attachments accepted', () => {
     assert.deepEqual(requestHeaders({ version: '1.1', soapAction: 'http://example.com/raw/Add' }), {
       'content-type': 'text/xml; charset=utf-8',
       soapaction: '"http://example.com/raw/Add"',
+      accept: 'text/xml, multipart/related, application/xop+xml',
     });
     assert.deepEqual(requestHeaders({ version: '1.1', soapAction: '' }), {
       'content-type': 'text/xml; charset=utf-8',
       soapaction: '""',
+      accept: 'text/xml, multipart/related, application/xop+xml',
     });
   });
 
   test('1.2: application/soap+xml with an action parameter, and no SOAPAction header', () => {
     assert.deepEqual(requestHeaders({ version: '1.2', soapAction: 'urn:calc/Add' }), {
       'content-type': 'application/soap+xml; charset=utf-8; action="urn:calc/Add"',
+      accept: 'application/soap+xml, multipart/related, application/xop+xml',
     });
     assert.deepEqual(requestHeaders({ version: '1.2', soapAction: '' }), {
       'content-type': 'application/soap+xml; charset=utf-8; action=""',
+      accept: 'application/soap+xml, multipart/related, application/xop+xml',
     });
   });
 

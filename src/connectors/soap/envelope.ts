@@ -70,9 +70,17 @@ export function envelopeIssues(input: EnvelopeInput): ValidationIssue[] {
  */
 export function requestHeaders(input: { version: SoapVersion; soapAction: string }): Record<string, string> {
   const action = quotedSoapAction(input.soapAction);
-  if (input.version === '1.2') return { 'content-type': `application/soap+xml; charset=utf-8; action=${action}` };
-  return { 'content-type': 'text/xml; charset=utf-8', soapaction: action };
+  if (input.version === '1.2') {
+    return {
+      'content-type': `application/soap+xml; charset=utf-8; action=${action}`,
+      accept: `application/soap+xml, ${packages}`,
+    };
+  }
+  return { 'content-type': 'text/xml; charset=utf-8', soapaction: action, accept: `text/xml, ${packages}` };
 }
+
+/** The MIME packages answers may come in (mime.ts reads them): JAX-WS answers MTOM only to a client that says so. */
+const packages = 'multipart/related, application/xop+xml';
 
 /**
  * What no HTTP header can carry, even in a quoted-string (RFC 9110 §5.6.4 allows HTAB, SP, visible ASCII and

@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { parseSoapFault } from './fault.ts';
+import { type Attachment, isMultipartRelated, unpackMultipart } from './mime.ts';
 import { resolveReferences } from './references.ts';
 import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
 import { XmlBoundExceeded } from './xml-bounds.ts';
@@ -28,6 +29,10 @@ import { XmlBoundExceeded } from './xml-bounds.ts';
  *
  * With `bodyParts` (a document-style output of several parts), every element of the Body by name instead.
  *
+ * A `multipart/related` answer (MTOM/XOP, SOAP with Attachments) is read from its root part, each `xop:Include`
+ * replaced by the base64 text of the part it names; the parts nothing includes are the result's `$attachments`
+ * (mime.ts).
+ *
  * The body is read as UTF-8 unless it starts with a UTF-16 byte-order mark; a declared `encoding` is not honoured.
  *
  * @example readSoapResponse(200, {}, Buffer.from('<s:Envelope xmlns:s="…"><s:Body><AddResponse><AddResult>5</AddResult></AddResponse></s:Body></s:Envelope>'))
@@ -40,6 +45,11 @@ export function readSoapResponse(
   options: ReadOptions = {},
 ): Record<string, unknown> {
   const success = status >= 200 && status <= 299;
+  const contentType = headerValue(headers, 'content-type');
+  let attachments: Attachment[] = [];
+  if (isMultipartRelated(contentType)) {
+    ({ envelope: body, attachments } = unpackMultipart(contentType as string, body));
+  }
   const text = decodeXmlBody(body);
   if (text.trim() === '') {
     if (success) return {};
@@ -65,7 +75,13 @@ export function readSoapResponse(
   if (soapBody === undefined) {
     throw invalidResponse('The upstream answer is XML but not a SOAP envelope with a Body.', status, headers, body);
   }
-  return options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody);
+  const result = options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody);
+  if (attachments.length > 0) result.$attachments = attachments;
+  return result;
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }
 
 export interface ReadOptions {
@@ -146,7 +162,7 @@ function httpError(status: number, body: Buffer): ApiError {
 }
 
 function invalidResponse(message: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
-  const contentType = Object.entries(headers).find(([key]) => key.toLowerCase() === 'content-type')?.[1];
+  const contentType = headerValue(headers, 'content-type');
   return new ApiError('upstream_invalid_response', message, {
     upstream_status: status,
     ...(contentType === undefined ? {} : { content_type: contentType }),
