@@ -53,6 +53,20 @@ describe('WSDL mode against spyne: derived types and facets', () => {
     assert.deepEqual(ok(await send('Largest', { kind: 'plain' })), { LargestResult: { name: 'plain' } });
   });
 
+  test("test's signature lists the types derived from a parameter's type", async () => {
+    const details = ok(await execute('shapes', { operation: 'test' })).details;
+    const describe = details.services[0].ports[0].signatures.find((s: { operation: string }) => s.operation === 'Describe');
+    assert.deepEqual(describe.parameters[0], {
+      name: 'shape',
+      type: 'Shape',
+      required: true,
+      repeated: false,
+      nillable: true,
+      derived_types: ['Circle', 'Square'],
+      children: [{ name: 'name', type: 'xs:string', required: false, repeated: false, nillable: true }],
+    });
+  });
+
   test('$type sends a derived type where its base is declared, as spyne reads it', async () => {
     assert.deepEqual(ok(await send('Describe', { shape: { $type: 'Circle', name: 'x', radius: 3 } })), {
       DescribeResult: 'Circle(name=x, radius=3.0)',

@@ -73,7 +73,7 @@ function narrower(name: string, base: number | undefined, own: number): number {
  * and `\s` as Unicode classes, and undefined for what JavaScript cannot express.
  */
 function javascriptPattern(xsd: string): RegExp | undefined {
-  if (/\\[iIcC]/.test(xsd) || /-\[/.test(xsd)) return undefined;
+  if (/\\[iIcC]/.test(xsd) || /-\[/.test(xsd) || mayBacktrackBadly(xsd)) return undefined;
   const translated = xsd
     .replace(/\\d/g, '\\p{Nd}')
     .replace(/\\w/g, '[^\\p{P}\\p{Z}\\p{C}]')
@@ -83,6 +83,45 @@ function javascriptPattern(xsd: string): RegExp | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The longest text checked against a pattern: with at most two unbounded repeats, matching stays near 4 million steps. */
+export const maxPatternText = 2000;
+
+/**
+ * Whether a pattern could make JavaScript's backtracking matcher take time out of proportion to the text (a WSDL
+ * is the upstream's to write, and a check must not hold the event loop): a repeated group that itself repeats or
+ * alternates (`(a+)+`, `(a|a)*`: exponential), or more than two unbounded repeats (`\d*\d*\d*`: a high power).
+ * Such patterns are not checked.
+ */
+function mayBacktrackBadly(source: string): boolean {
+  const groups: boolean[] = [];
+  let unbounded = 0;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    const next = source[i + 1];
+    const repeatsNext = next === '*' || next === '+' || (next === '{' && /^\{\d+,\d*\}/.test(source.slice(i + 1)));
+    if (c === '[') inClass = true;
+    else if (c === '(') groups.push(false);
+    else if (c === ')') {
+      const inner = groups.pop() ?? false;
+      if (inner && repeatsNext) return true;
+      if (inner && groups.length > 0) groups[groups.length - 1] = true;
+    } else if (c === '*' || c === '+' || c === '|' || (c === '{' && /^\{\d+,\d*\}/.test(source.slice(i)))) {
+      if (groups.length > 0) groups[groups.length - 1] = true;
+      if (c !== '|' && !(c === '{' && /^\{\d+,\d+\}/.test(source.slice(i)))) unbounded++;
+    }
+  }
+  return unbounded > 2;
 }
 
 /**
@@ -102,7 +141,7 @@ export function facetProblem(facets: Facets, builtin: string, text: string, item
   if (facets.maxLength !== undefined && size > facets.maxLength) {
     return `must be at most ${facets.maxLength} ${unit} long (maxLength)`;
   }
-  if (items === undefined && facets.patterns) {
+  if (items === undefined && facets.patterns && text.length <= maxPatternText) {
     for (const [i, step] of facets.patterns.entries()) {
       if (!step.some((pattern) => pattern.test(text))) {
         return `must match the pattern ${facets.patternTexts?.[i]?.join(' or ') ?? ''} (pattern)`;

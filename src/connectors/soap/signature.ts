@@ -1,3 +1,4 @@
+import { typeLabels } from './derived-types.ts';
 import {
   type AttributeModel,
   type ComplexModel,
@@ -18,6 +19,10 @@ export interface Param {
   enum?: string[];
   /** The attributes the element's type declares, given in `$attributes` (XML Schema attributes, listed). */
   attributes?: AttributeParam[];
+  /** The types derived from the element's type, which `$type` may name (derived-types.ts). */
+  derived_types?: string[];
+  /** For a member of a substitution group: the element it may stand in for. */
+  substitutes?: string;
   children?: Param[];
 }
 
@@ -229,6 +234,11 @@ function listParams(particles: Particle[], depth: number, budget: { left: number
     const param: Param = { name: particle.name, type: model.type, required: particle.required, repeated: particle.repeated };
     budget.left -= 1;
     if (particle.nillable) param.nillable = true;
+    if (particle.substitutes !== undefined) param.substitutes = particle.substitutes;
+    if (model.kind === 'complex' && model.subtypes !== undefined && model.subtypes.size > 0) {
+      param.derived_types = typeLabels(model);
+      budget.left -= model.subtypes.size;
+    }
     if (model.kind === 'simple' && model.enumeration) {
       param.enum = model.enumeration;
       budget.left -= model.enumeration.length;
