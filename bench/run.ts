@@ -5,7 +5,8 @@
  *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part;
  *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part;
  *   0c. BENCH_ONLY=graphql-schema: schema-aware GraphQL checking per call and a cold introspection (bench/graphql-schema.ts).
- *   0d. BENCH_ONLY=wsdl-first-call: only the first call on WSDLs, ours against node-soap's, each in a fresh process.
+ *   0d. BENCH_ONLY=wsdl-first-call: only the first call on WSDLs, ours against node-soap's, each in a fresh process;
+ *       BENCH_ONLY=soap: the warm SOAP calls too (ours against a node-soap client built once).
  * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
@@ -390,10 +391,23 @@ function printFirstCalls(rows: Array<[string, FirstCall]>): void {
   }
 }
 
+/** BENCH_ONLY=soap: the SOAP rows alone, warm calls (ours against node-soap's) and first calls. */
+async function runSoap(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
+  try {
+    const soap = await soapCalls(dir);
+    print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
+    printFirstCalls(await wsdlFirstCalls());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   if (process.env.BENCH_ONLY === 'queue') return runQueueBench();
   if (process.env.BENCH_ONLY === 'graphql-schema') return console.log(runGraphqlSchemaBench());
   if (process.env.BENCH_ONLY === 'wsdl-first-call') return printFirstCalls(await wsdlFirstCalls());
+  if (process.env.BENCH_ONLY === 'soap') return runSoap();
   await runExecutePath();
   if (process.env.BENCH_ONLY === 'execute-path') return;
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));

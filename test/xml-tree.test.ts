@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { readXmlTree, type XmlElement } from '../src/connectors/soap/xml-reader.ts';
+import { readXml, readXmlTree, type XmlElement, xsiTypeOf } from '../src/connectors/soap/xml-reader.ts';
 import { apiError } from './helpers/assertions.ts';
 
 /** The element at `path` (child indexes) below `root`. */
@@ -59,5 +59,27 @@ describe('readXmlTree: documents read namespace-aware (WSDL and XML Schema docum
       const error = apiError(() => readXmlTree(text), 'upstream_invalid_response');
       assert.match(error.message, reason, text);
     }
+  });
+});
+
+describe('readXml: the xsi:type of an answer element, resolved where it is written', () => {
+  const xsi = 'http://www.w3.org/2001/XMLSchema-instance';
+
+  test('by the prefixes in scope, declared before or after it on the same tag, or on an ancestor', () => {
+    const read = readXml(
+      `<r xmlns:t="urn:t"><a i:type="t:Circle" xmlns:i="${xsi}"/><b xmlns:i="${xsi}" xmlns:u="urn:u"><c i:type="u:Square">1</c></b></r>`,
+    ) as { r: { a: object; b: { c: object } } };
+    assert.deepEqual(xsiTypeOf(read.r.a), { ns: 'urn:t', local: 'Circle' });
+    assert.deepEqual(xsiTypeOf(read.r.b.c), { ns: 'urn:u', local: 'Square' });
+    assert.equal(xsiTypeOf(read.r.b), undefined);
+  });
+
+  test('a type attribute in another namespace, or a value whose prefix nothing declares, is no xsi:type', () => {
+    const read = readXml(`<r xmlns:i="${xsi}" xmlns:p="urn:p"><a p:type="i:x"/><b i:type="nowhere:T"/><c type="T"/></r>`) as {
+      r: Record<string, object>;
+    };
+    assert.equal(xsiTypeOf(read.r.a), undefined);
+    assert.equal(xsiTypeOf(read.r.b), undefined);
+    assert.equal(xsiTypeOf(read.r.c), undefined);
   });
 });

@@ -277,6 +277,16 @@ export async function phpClient(
   return JSON.parse((await run).stdout);
 }
 
+/** The operations PHP's SoapClient offers for each WSDL (sorted names), or why it cannot read it. */
+export async function phpFunctions(urls: string[]): Promise<Record<string, string[] | { error: string }>> {
+  const script = resolve(import.meta.dirname, '../oracle/php_client.php');
+  const { stdout } = await promisify(execFile)('php', [script, '--functions', ...urls], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout);
+}
+
 /**
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.

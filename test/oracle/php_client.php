@@ -9,6 +9,10 @@
  * reads [{"wsdl": URL or path, "operation": name, "params": {...}, "reply": envelope}, ...] and prints, for each,
  * {"request": the envelope SoapClient sends for `params`, "result": what it reads `reply` to} or {"error": "..."}.
  * Nothing is sent anywhere: the request is captured and `reply` answers it.
+ *
+ *   php test/oracle/php_client.php --functions URL [URL ...]
+ *
+ * prints {URL: [operation name, ...] (sorted, each once) or {"error": "..."}}: the operations SoapClient offers.
  */
 
 class CapturingClient extends SoapClient
@@ -27,6 +31,26 @@ class CapturingClient extends SoapClient
 function as_params($value)
 {
     return json_decode(json_encode($value), true);
+}
+
+if (($argv[1] ?? '') === '--functions') {
+    $out = [];
+    foreach (array_slice($argv, 2) as $url) {
+        try {
+            $client = new SoapClient($url, ['cache_wsdl' => WSDL_CACHE_NONE, 'exceptions' => true]);
+            $names = [];
+            foreach ($client->__getFunctions() as $function) {
+                if (preg_match('/^\S+\s+([^\s(]+)\(/', $function, $match)) $names[$match[1]] = true;
+            }
+            $names = array_keys($names);
+            sort($names);
+            $out[$url] = $names;
+        } catch (Throwable $error) {
+            $out[$url] = ['error' => get_class($error) . ': ' . substr($error->getMessage(), 0, 300)];
+        }
+    }
+    echo json_encode($out);
+    exit(0);
 }
 
 $calls = json_decode(stream_get_contents(STDIN), true);

@@ -129,7 +129,7 @@ function headerModel(schema: SchemaModel, parts: WsdlPart[]): ComplexModel {
  * - document, several parts: the parts' elements side by side in the Body, each a param (named after its element;
  *   in an output after its part, as python-zeep and PHP's SoapClient name what they read);
  * - document, no parts: an empty Body.
- * A message the WSDL never declares, or an element no schema declares, is open: nothing can be checked against it.
+ * An element no schema declares is open: nothing can be checked against it.
  */
 function bodyLayout(
   schema: SchemaModel,
@@ -139,7 +139,6 @@ function bodyLayout(
   side: 'input' | 'output',
 ): Omit<MessageLayout, 'headers'> {
   const parts = message.parts;
-  if (parts === undefined) return { wrapper: undefined, model: unknownModel(), name: message.name };
   if (operation.style === 'rpc') {
     // A part declared with element= (WS-I BP R2203 forbids it in rpc) is that element, qualified, as zeep writes it;
     // the param keeps the part's name.

@@ -1,5 +1,5 @@
 import { soapBindingNamespaces, wsdlNamespace } from './namespaces.ts';
-import type { XmlElement } from './xml-reader.ts';
+import type { QName, XmlElement } from './xml-reader.ts';
 
 /**
  * The WSDL 1.1 part of a WSDL (messages, port types, bindings, services), read from its documents' trees as the WSDL
@@ -7,10 +7,7 @@ import type { XmlElement } from './xml-reader.ts';
  * (where an rpc wrapper belongs), circular `wsdl:import`s read once.
  */
 
-export interface QName {
-  ns: string;
-  local: string;
-}
+export type { QName } from './xml-reader.ts';
 
 export interface WsdlPart {
   name: string;
@@ -24,8 +21,8 @@ export interface WsdlPart {
 export interface BoundMessage {
   /** The message's name. */
   name: string;
-  /** The message's parts that go in the Body (`soap:body parts=`, else all). Undefined: the message is not declared. */
-  parts: WsdlPart[] | undefined;
+  /** The message's parts that go in the Body (`soap:body parts=`, else all). */
+  parts: WsdlPart[];
   use: 'literal' | 'encoded';
   /** `soap:body namespace`: the namespace of an rpc wrapper. */
   namespace: string | undefined;
@@ -93,8 +90,8 @@ const wsdlChildren = (node: XmlElement, local: string) =>
 
 /**
  * The SOAP services of a WSDL's definitions (its own and every one it imports, in any order): each port whose binding
- * is a SOAP 1.1 or 1.2 binding, with its operations as the binding binds them. Ports of other bindings (HTTP GET/POST)
- * are left out.
+ * is a SOAP 1.1 or 1.2 binding, with its operations as the binding binds them (but for those boundOperation leaves
+ * out). Ports of other bindings (HTTP GET/POST) are left out.
  */
 export function readServices(roots: readonly XmlElement[]): WsdlService[] {
   const messages = new Components<WsdlPart[]>();
@@ -134,9 +131,10 @@ export function readServices(roots: readonly XmlElement[]): WsdlService[] {
           name: port.attributes.name ?? '',
           soapVersion: soapBindingNamespaces[soap.ns],
           location: address?.attributes.location ?? '',
-          operations: wsdlChildren(binding, 'operation').map((operation) =>
-            boundOperation(operation, soap.attributes.style, portType, messages),
-          ),
+          operations: wsdlChildren(binding, 'operation').flatMap((operation) => {
+            const bound = boundOperation(operation, soap.attributes.style, portType, messages);
+            return bound === undefined ? [] : [bound];
+          }),
         });
       }
       services.push({ name, ports });
@@ -150,7 +148,7 @@ function boundOperation(
   bindingStyle: string | undefined,
   portType: XmlElement | undefined,
   messages: Components<WsdlPart[]>,
-): BoundOperation {
+): BoundOperation | undefined {
   const name = operation.attributes.name ?? '';
   const soapOperation = operation.children.find((c) => soapBindingNamespaces[c.ns] !== undefined && c.local === 'operation');
   const bindingInput = wsdlChildren(operation, 'input')[0];
@@ -162,13 +160,19 @@ function boundOperation(
       sameName(wsdlChildren(candidate, 'input')[0], bindingInput) &&
       sameName(wsdlChildren(candidate, 'output')[0], bindingOutput),
   );
+  // An operation its port type does not have, or whose input or output names a message the WSDL never declares,
+  // cannot be called as described: it is left out, as python-zeep leaves it out (PHP's SoapClient refuses the WSDL).
+  if (abstract === undefined) return undefined;
+  for (const message of [wsdlChildren(abstract, 'input')[0], wsdlChildren(abstract, 'output')[0]]) {
+    if (message !== undefined && messages.get(qname(message.attributes.message, message)) === undefined) return undefined;
+  }
   const style = soapOperation?.attributes.style ?? bindingStyle;
   return {
     name,
     style: style === 'rpc' ? 'rpc' : 'document',
     soapAction: soapOperation?.attributes.soapAction ?? '',
-    input: boundMessage(wsdlChildren(abstract ?? emptyNode, 'input')[0], bindingInput, messages),
-    output: boundMessage(wsdlChildren(abstract ?? emptyNode, 'output')[0], bindingOutput, messages),
+    input: boundMessage(wsdlChildren(abstract, 'input')[0], bindingInput, messages),
+    output: boundMessage(wsdlChildren(abstract, 'output')[0], bindingOutput, messages),
   };
 }
 
@@ -188,8 +192,6 @@ function operationsByName(portType: XmlElement): Map<string, XmlElement[]> {
   return index;
 }
 
-const emptyNode: XmlElement = { ns: '', local: '', attributes: {}, scope: new Map(), children: [], text: '', parent: undefined };
-
 /** Whether a binding's input (or output) is the portType's one: the same `name`, or no name on the binding's side. */
 function sameName(abstract: XmlElement | undefined, bound: XmlElement | undefined): boolean {
   return bound?.attributes.name === undefined || abstract?.attributes.name === bound.attributes.name;
@@ -198,7 +200,8 @@ function sameName(abstract: XmlElement | undefined, bound: XmlElement | undefine
 function boundMessage(abstract: XmlElement | undefined, bound: XmlElement | undefined, messages: Components<WsdlPart[]>) {
   if (!abstract) return undefined;
   const messageName = qname(abstract.attributes.message, abstract);
-  const parts = messages.get(messageName);
+  // Declared: boundOperation leaves out an operation whose messages are not.
+  const parts = messages.get(messageName) ?? [];
   const body = bound?.children.find((c) => soapBindingNamespaces[c.ns] !== undefined && c.local === 'body');
   const listed = body?.attributes.parts?.split(/\s+/).filter(Boolean);
   const headers = (bound?.children ?? [])
@@ -210,7 +213,7 @@ function boundMessage(abstract: XmlElement | undefined, bound: XmlElement | unde
   return {
     name: messageName?.local ?? abstract.attributes.name ?? '',
     headers,
-    parts: listed === undefined || parts === undefined ? parts : parts.filter((part) => listed.includes(part.name)),
+    parts: listed === undefined ? parts : parts.filter((part) => listed.includes(part.name)),
     use: body?.attributes.use === 'encoded' ? 'encoded' : 'literal',
     namespace: body?.attributes.namespace,
   } satisfies BoundMessage;
