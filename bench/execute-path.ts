@@ -11,12 +11,13 @@
  * from spawning `interchange serve` to its first 200 on /healthz, and a CLI command's wall time. The report is
  * printed and written to bench/RESULTS.md.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, testMasterKey } from '../test/helpers/postgres.ts';
 import { freePort } from '../test/helpers/processes.ts';
 import { type Child, rssMiB, runToEnd, spawnNode, startServer } from './children.ts';
+import { writeResultsSection } from './results.ts';
 
 const connections = 32;
 /** Every target is measured once per round, the rounds one after the other: a machine's drift hits them all alike. */
@@ -342,7 +343,7 @@ async function measure(dir: string, children: Child[], pg: { url: string } | und
   return { rows, idle, inFlight: await inFlightMemory(dir, children) };
 }
 
-/** Runs the whole comparison, prints the report and writes it to bench/RESULTS.md. */
+/** Runs the whole comparison, prints the report and writes it to its section of bench/RESULTS.md. */
 export async function runExecutePath(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-execute-'));
   const children: Child[] = [];
@@ -356,7 +357,7 @@ export async function runExecutePath(): Promise<void> {
       postgresSkipped: typeof pg === 'string' ? pg : undefined,
     });
     console.log(`\n${text}`);
-    writeFileSync(join(import.meta.dirname, 'RESULTS.md'), text);
+    writeResultsSection('execute-path', text);
   } finally {
     for (const child of children) await child.stop();
     if (typeof pg !== 'string') await pg.drop();

@@ -6,7 +6,8 @@
  *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part;
  *   0c. BENCH_ONLY=graphql-schema: schema-aware GraphQL checking per call and a cold introspection (bench/graphql-schema.ts).
  *   0d. BENCH_ONLY=wsdl-first-call: only the first call on WSDLs, ours against node-soap's, each in a fresh process;
- *       BENCH_ONLY=soap: the warm SOAP calls too (ours against a node-soap client built once).
+ *       BENCH_ONLY=soap: the warm SOAP calls and a 10 MB answer too (bench/soap.ts), ours against node-soap, each
+ *       client in its own process; writes its section of bench/RESULTS.md.
  * Then, in one process:
  *   1. API paths against GET /healthz (Fastify with no auth and no storage);
  *   2. `execute receive` through Interchange against POSTing the same query to the upstream directly.
@@ -31,9 +32,12 @@ import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
+import { serviceNodeFlags } from './children.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
 import { runGraphqlSchemaBench } from './graphql-schema.ts';
 import { runQueueBench } from './queue.ts';
+import { writeResultsSection } from './results.ts';
+import { runSoapBench } from './soap.ts';
 
 interface Scenario {
   name: string;
@@ -306,9 +310,6 @@ interface FirstCall {
   peakRssMiB: number;
 }
 
-/** The V8 flag `npm start` runs the service with (package.json): the young generation capped at 8 MiB. */
-const serviceFlags = ['--max-semi-space-size=8'];
-
 /**
  * One first call in a fresh process (bench/wsdl-first-call.ts), so that its peak RSS is its own: Interchange with the
  * flags `npm start` gives the service, node-soap with Node's defaults unless `flags` says otherwise.
@@ -319,7 +320,7 @@ async function firstCallIn(
   endpoint: string,
   method: string,
   params: object,
-  flags: string[] = mode === 'interchange' ? serviceFlags : [],
+  flags: string[] = mode === 'interchange' ? serviceNodeFlags : [],
 ) {
   const script = join(import.meta.dirname, 'wsdl-first-call.ts');
   const args = [...flags, script, mode, wsdl, endpoint, method, JSON.stringify(params)];
@@ -363,8 +364,8 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
       rows.push([`interchange, ${entry.name}: ${sample.operation}`, await firstCallIn('interchange', ...call)]);
       rows.push([`node-soap, ${entry.name}`, await firstCallIn('node-soap', ...call)]);
       rows.push([
-        `node-soap with ${serviceFlags.join(' ')}, ${entry.name}`,
-        await firstCallIn('node-soap', ...call, serviceFlags),
+        `node-soap with ${serviceNodeFlags.join(' ')}, ${entry.name}`,
+        await firstCallIn('node-soap', ...call, serviceNodeFlags),
       ]);
     }
     const generated = php.url('/large?wsdl&ops=1000');
@@ -391,16 +392,33 @@ function printFirstCalls(rows: Array<[string, FirstCall]>): void {
   }
 }
 
+/** The first calls as a Markdown table, with each Interchange row's time against the node-soap row after it. */
+function firstCallsTable(rows: Array<[string, FirstCall]>): string {
+  const lines = [
+    '| first call: load, compile, call (fresh process) | ms | vs node-soap | RSS before MiB | peak RSS MiB | added MiB |',
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const [i, [name, r]] of rows.entries()) {
+    const baseline = name.startsWith('interchange') ? rows[i + 1]?.[1] : undefined;
+    const ratio = baseline ? `${(r.ms / baseline.ms).toFixed(2)}x` : '';
+    const added = r.peakRssMiB - r.rssBeforeMiB;
+    lines.push(
+      `| ${name} | ${r.ms.toFixed(0)} | ${ratio} | ${r.rssBeforeMiB.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${added.toFixed(0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 /** BENCH_ONLY=soap: the SOAP rows alone, warm calls (ours against node-soap's) and first calls. */
 async function runSoap(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'ix-bench-'));
-  try {
-    const soap = await soapCalls(dir);
-    print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
-    printFirstCalls(await wsdlFirstCalls());
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const warm = await runSoapBench();
+  console.log(`\n${warm}`);
+  const firstCalls = await wsdlFirstCalls();
+  printFirstCalls(firstCalls);
+  writeResultsSection(
+    'soap',
+    `${warm}\n\nInterchange's first call runs in the app (SQLite) with the service's V8 flags; node-soap's with Node's defaults, and again with the service's flags.\n\n${firstCallsTable(firstCalls)}`,
+  );
 }
 
 async function main() {

@@ -62,6 +62,23 @@ describe('readXmlTree: documents read namespace-aware (WSDL and XML Schema docum
   });
 });
 
+describe('readXmlTree: the bounds of docs/limits.md#upstreams, counted as it reads', () => {
+  test('nesting, attributes of one element, elements and attributes, distinct names', () => {
+    const cases: Array<[string, RegExp]> = [
+      [`${'<a>'.repeat(257)}${'</a>'.repeat(257)}`, /deeper than 256 levels/],
+      [`<a ${Array.from({ length: 257 }, (_, i) => `x${i}="1"`).join(' ')}/>`, /more than 256 attributes/],
+      [`<a>${'<b/>'.repeat(1_000_000)}</a>`, /more than 1000000 elements and attributes/],
+      [`<a>${Array.from({ length: 10_001 }, (_, i) => `<n${i}/>`).join('')}</a>`, /more than 10000 distinct/],
+    ];
+    for (const [text, reason] of cases) {
+      assert.match(apiError(() => readXmlTree(text), 'upstream_invalid_response').message, reason);
+    }
+    // Just within each bound.
+    readXmlTree(`${'<a>'.repeat(256)}${'</a>'.repeat(256)}`);
+    readXmlTree(`<a ${Array.from({ length: 256 }, (_, i) => `x${i}="1"`).join(' ')}/>`);
+  });
+});
+
 describe('readXml: the xsi:type of an answer element, resolved where it is written', () => {
   const xsi = 'http://www.w3.org/2001/XMLSchema-instance';
 

@@ -36,7 +36,12 @@ import type { WsdlModel } from './wsdl-model.ts';
  * WSDL mode's reading of WSDLs (the loader, the compiler, the schema model): loaded on the first WSDL, so that an
  * instance that never loads one does not carry it.
  */
-const wsdlModule = () => import('./wsdl-model.ts');
+let wsdlModuleLoaded: Promise<typeof import('./wsdl-model.ts')> | undefined;
+// Kept once loaded: an import() call per use cost each warm call microseconds of module-map lookups.
+const wsdlModule = () => {
+  wsdlModuleLoaded ??= import('./wsdl-model.ts');
+  return wsdlModuleLoaded;
+};
 
 interface SoapSettings {
   endpointUrl: string;

@@ -2,7 +2,6 @@ import { ApiError } from '../../errors.ts';
 import type { ExecuteBudget } from '../../transport/budget.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../transport/upstream.ts';
-import { checkXmlBounds } from './xml-bounds.ts';
 
 export interface SoapHttpOptions {
   /**
@@ -31,7 +30,7 @@ export const wsdlLoadDefaults = { maxDocuments: 100, maxBytes: 16 * 1024 * 1024 
  * Fetches the documents of one WSDL (the WSDL, its imports and includes) for wsdl-loader.ts: each a GET through the
  * egress-checked transport, with the auth header where it may go, the timeout and the size cap, and all of them
  * together within `limits`. Redirects are not followed, and any answer but 2xx fails the load. Documents declaring
- * a DTD, or beyond the bounds raw mode reads answers within, are refused before they are parsed. WSDL mode's calls
+ * a DTD are refused before they are parsed (readXmlTree holds them to the bounds of answers as it reads them). WSDL mode's calls
  * do not come here: the connector posts its own envelopes.
  */
 export class SoapHttp {
@@ -76,8 +75,7 @@ export class SoapHttp {
     const text = response.body.toString('utf8');
     if (declaresDtd(text))
       throw new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.');
-    // Documents are read within the bounds raw mode reads answers within (docs/limits.md#upstreams).
-    checkXmlBounds(text);
+    // The bounds raw mode reads answers within (docs/limits.md#upstreams) are counted as the document is read.
     this.#fetchedBytes += response.body.length;
     return text;
   }

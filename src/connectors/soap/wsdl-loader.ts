@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { wsdlNamespace, xsdNamespaces } from './namespaces.ts';
+import { XmlBoundExceeded } from './xml-bounds.ts';
 import { readXmlTree, type XmlElement } from './xml-reader.ts';
 
 /** An `xs:schema` element, inline in a WSDL or a document of its own, and the namespace its components are in. */
@@ -89,7 +90,8 @@ function readDocument(text: string): XmlElement {
   try {
     return readXmlTree(text);
   } catch (error) {
-    if (error instanceof ApiError && /DTD/.test(error.message)) throw error;
+    // A DTD, or a bound of docs/limits.md#upstreams, is said as it is.
+    if (error instanceof XmlBoundExceeded || (error instanceof ApiError && /DTD/.test(error.message))) throw error;
     throw new ApiError('upstream_invalid_response', 'The WSDL could not be read.', {
       reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
     });

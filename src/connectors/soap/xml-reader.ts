@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { xmlNamespace, xsiNamespace } from './namespaces.ts';
-import { maxXmlDepth, maxXmlLayouts, XmlBoundExceeded } from './xml-bounds.ts';
+import { maxXmlAttributes, maxXmlDepth, maxXmlLayouts, maxXmlNames, maxXmlNodes, XmlBoundExceeded } from './xml-bounds.ts';
 
 /** Attributes of a read element are its keys with this prefix (`@_id`); namespace prefixes are removed first. */
 export const attributePrefix = '@_';
@@ -199,20 +199,8 @@ export function readXml(text: string): XmlObject {
         at = spaced + 2;
         return;
       }
-      if (spaced >= text.length) fail(`the tag <${name}> is not closed`);
-      if (spaced === pos) fail(`the tag <${name}> needs whitespace before each attribute`, spaced);
-      const attributeEnd = nameEndAt(text, spaced);
-      if (attributeEnd === -1) fail(`the tag <${name}> has an attribute without a valid name`, spaced);
-      const attributeName = text.slice(spaced, attributeEnd);
-      pos = skipSpace(text, attributeEnd);
-      if (text.charCodeAt(pos) !== 0x3d /* = */) fail(`the attribute '${attributeName}' has no value`, spaced);
-      pos = skipSpace(text, pos + 1);
-      const quote = text.charCodeAt(pos);
-      if (quote !== 0x22 && quote !== 0x27) fail(`the value of the attribute '${attributeName}' is not quoted`, pos);
-      const close = text.indexOf(text[pos], pos + 1);
-      if (close === -1) fail(`the value of the attribute '${attributeName}' is not closed`, pos);
-      const raw = text.slice(pos + 1, close);
-      pos = close + 1;
+      pos = scanAttribute(text, name, pos, spaced, fail);
+      const { name: attributeName, raw } = scanned;
       let attribute = attributeKeys.get(attributeName);
       if (attribute === undefined) {
         const attributeKey = attributeKeyOf(attributeName);
@@ -343,9 +331,10 @@ export interface XmlElement {
  * Reads an XML document as a tree of elements with their names resolved to namespaces, for documents whose meaning
  * lies in namespaces and order: WSDL and XML Schema documents. The same scanning and the same well-formedness rules
  * as `readXml` (one root, XML names, matching end tags, quoted and unrepeated attributes, `&` opening a reference,
- * closed comments, CDATA sections and processing instructions, any other `<!` refused as a DTD); the bounds of
- * `checkXmlBounds` are expected to hold already. A prefix no declaration binds resolves to '' (WSDL generators
- * leave some): the names that matter are checked where they are used.
+ * closed comments, CDATA sections and processing instructions, any other `<!` refused as a DTD), and the bounds
+ * `checkXmlBounds` holds answers to (nesting, attributes of one element, elements and attributes, distinct names),
+ * counted in the same pass. A prefix no declaration binds resolves to '' (WSDL generators leave some): the names that
+ * matter are checked where they are used.
  *
  * @example readXmlTree('<x:a xmlns:x="urn:x" n="1"/>') // { ns: 'urn:x', local: 'a', attributes: { n: '1' }, … }
  */
@@ -355,6 +344,15 @@ export function readXmlTree(text: string): XmlElement {
   let current: XmlElement | undefined;
   const openNames: string[] = [];
   let at = 0;
+  /** Elements and attributes read so far, and the distinct names among them (xml-bounds.ts). */
+  let nodes = 0;
+  const names = new Set<string>();
+  const count = (name: string) => {
+    if (++nodes > maxXmlNodes) throw new XmlBoundExceeded(`holds more than ${maxXmlNodes} elements and attributes`);
+    names.add(name);
+    if (names.size > maxXmlNames)
+      throw new XmlBoundExceeded(`uses more than ${maxXmlNames} distinct element and attribute names`);
+  };
   const fail = (reason: string, where = at): never => notWellFormed(source, where, reason);
 
   while (at < source.length) {
@@ -411,6 +409,8 @@ export function readXmlTree(text: string): XmlElement {
     if (nameEnd === -1) fail('a tag without a valid name');
     const name = source.slice(open + 1, nameEnd);
     if (current === undefined && root !== undefined) fail('there must be exactly one root element', open);
+    count(name);
+    let attributeCount = 0;
     const attributes: Record<string, string> = {};
     /** The scope with this tag's declarations, made only when it has some. */
     let declarations: Map<string, string> | undefined;
@@ -429,20 +429,13 @@ export function readXmlTree(text: string): XmlElement {
         selfClosing = true;
         break;
       }
-      if (spaced >= source.length) fail(`the tag <${name}> is not closed`);
-      if (spaced === pos) fail(`the tag <${name}> needs whitespace before each attribute`, spaced);
-      const attributeEnd = nameEndAt(source, spaced);
-      if (attributeEnd === -1) fail(`the tag <${name}> has an attribute without a valid name`, spaced);
-      const attributeName = source.slice(spaced, attributeEnd);
-      pos = skipSpace(source, attributeEnd);
-      if (source.charCodeAt(pos) !== 0x3d /* = */) fail(`the attribute '${attributeName}' has no value`, spaced);
-      pos = skipSpace(source, pos + 1);
-      const quote = source.charCodeAt(pos);
-      if (quote !== 0x22 && quote !== 0x27) fail(`the value of the attribute '${attributeName}' is not quoted`, pos);
-      const close = source.indexOf(source[pos], pos + 1);
-      if (close === -1) fail(`the value of the attribute '${attributeName}' is not closed`, pos);
-      const value = decodeReferences(normalizeNewlines(source.slice(pos + 1, close)));
-      pos = close + 1;
+      pos = scanAttribute(source, name, pos, spaced, fail);
+      const attributeName = scanned.name;
+      if (++attributeCount > maxXmlAttributes) {
+        throw new XmlBoundExceeded(`has an element with more than ${maxXmlAttributes} attributes`);
+      }
+      count(attributeName);
+      const value = decodeReferences(normalizeNewlines(scanned.raw));
       if (attributeName === 'xmlns' || attributeName.startsWith('xmlns:')) {
         const prefix = attributeName === 'xmlns' ? '' : attributeName.slice(6);
         declarations ??= new Map(current?.scope ?? rootScope);
@@ -476,6 +469,40 @@ export function readXmlTree(text: string): XmlElement {
       current = element;
     }
   }
+}
+
+/** The attribute `scanAttribute` read last: its name and its value, both as written. */
+const scanned = { name: '', raw: '' };
+
+/**
+ * Reads the attribute of the tag `<tag …>` that starts at `at` (`name="value"` or with single quotes), after the
+ * whitespace that began at `spaceFrom`, into `scanned`, and returns the index after it. Both readers' one way to read
+ * an attribute: a tag that ends there, no whitespace before the name, a name that is no XML name, a missing `=`, an
+ * unquoted or unclosed value fail with the reason. A shared object rather than a new one per attribute keeps a 10 MiB
+ * answer's millions of attributes from costing an allocation each.
+ */
+function scanAttribute(
+  text: string,
+  tag: string,
+  spaceFrom: number,
+  at: number,
+  fail: (reason: string, where?: number) => never,
+): number {
+  if (at >= text.length) fail(`the tag <${tag}> is not closed`);
+  if (at === spaceFrom) fail(`the tag <${tag}> needs whitespace before each attribute`, at);
+  const nameEnd = nameEndAt(text, at);
+  if (nameEnd === -1) fail(`the tag <${tag}> has an attribute without a valid name`, at);
+  const name = text.slice(at, nameEnd);
+  let pos = skipSpace(text, nameEnd);
+  if (text.charCodeAt(pos) !== 0x3d /* = */) fail(`the attribute '${name}' has no value`, at);
+  pos = skipSpace(text, pos + 1);
+  const quote = text.charCodeAt(pos);
+  if (quote !== 0x22 && quote !== 0x27) fail(`the value of the attribute '${name}' is not quoted`, pos);
+  const close = text.indexOf(text[pos], pos + 1);
+  if (close === -1) fail(`the value of the attribute '${name}' is not closed`, pos);
+  scanned.name = name;
+  scanned.raw = text.slice(pos + 1, close);
+  return close + 1;
 }
 
 /**
