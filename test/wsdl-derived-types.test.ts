@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk as ok } from './helpers/assertions.ts';
 import type { FixtureProcess } from './helpers/fixture-process.ts';
-import { type Harness, harness } from './helpers/harness.ts';
+import { type Auth, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { startSpyneServer } from './helpers/spyne-server.ts';
 
 /**
@@ -11,15 +11,11 @@ import { startSpyneServer } from './helpers/spyne-server.ts';
  * request, and its lxml validator refuses a value outside a facet with a Client fault.
  */
 
-type Auth = { key: string; tenant: string };
-
 describe('WSDL mode against spyne: derived types and facets', () => {
   let spyne: FixtureProcess;
   let h: Harness;
   let auth: Auth;
-
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const { put, execute } = integrationCalls(() => ({ h, auth }));
   const send = (method: string, params: Record<string, unknown>) => execute('shapes', { operation: 'send', method, params });
 
   before(async () => {
@@ -27,17 +23,13 @@ describe('WSDL mode against spyne: derived types and facets', () => {
     h = await harness();
     await h.tenant('shapes');
     auth = await h.auth('shapes', ['*']);
-    for (const [id, config] of [
-      ['shapes', { endpoint_url: spyne.url('/shapes?wsdl') }],
-      ['shapes-raw', { endpoint_url: spyne.url('/shapes'), namespace: 'http://example.com/shapes' }],
-    ] as const) {
-      const put = await h.call(auth, {
-        method: 'PUT',
-        url: `/api/v1/integrations/${id}`,
-        payload: { connector: 'soap-1.0.0', config },
-      });
-      assert.equal(put.statusCode, 201, put.body);
-    }
+    const shapes = await put('shapes', 'soap-1.0.0', { endpoint_url: spyne.url('/shapes?wsdl') });
+    assert.equal(shapes.statusCode, 201, shapes.body);
+    const raw = await put('shapes-raw', 'soap-1.0.0', {
+      endpoint_url: spyne.url('/shapes'),
+      namespace: 'http://example.com/shapes',
+    });
+    assert.equal(raw.statusCode, 201, raw.body);
   });
   after(async () => {
     await h?.close();

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk as ok } from './helpers/assertions.ts';
-import type { Harness } from './helpers/harness.ts';
-import { corpusApp, recordingEndpoint, serveDirectory, type ZeepSample, zeepSamples } from './helpers/wsdl-corpus.ts';
+import { type WsdlFixture, wsdlFixture, type ZeepSample, zeepSamples } from './helpers/wsdl-corpus.ts';
 import { clark, compareXml, parseQualified } from './helpers/xml-compare.ts';
 
 /**
@@ -13,26 +11,21 @@ import { clark, compareXml, parseQualified } from './helpers/xml-compare.ts';
  * anyAttribute; qualified by attributeFormDefault or not. python-zeep builds the sample envelopes, as for the corpus.
  */
 
-type Auth = { key: string; tenant: string };
-
 describe('WSDL mode on schema edges: attributes (issue 9)', () => {
-  let files: Awaited<ReturnType<typeof serveDirectory>>;
-  let endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
-  let h: Harness;
-  let auth: Auth;
+  let fixture: WsdlFixture;
   let samples: Record<string, ZeepSample>;
+  const endpoint = () => fixture.endpoint;
 
   const send = (method: string, params: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: '/api/v1/integrations/edges/execute', payload: { operation: 'send', method, params } });
+    fixture.h.call(fixture.auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/edges/execute',
+      payload: { operation: 'send', method, params },
+    });
 
   before(async () => {
-    [files, endpoint] = await Promise.all([
-      serveDirectory(resolve(import.meta.dirname, 'fixtures/soap/edges')),
-      recordingEndpoint(),
-    ]);
-    ({ h, auth } = await corpusApp());
-    const wsdl = files.url('edges.wsdl');
-    const built = (await zeepSamples([wsdl]))[wsdl];
+    fixture = await wsdlFixture('edges', 'edges.wsdl', 'edges');
+    const built = (await zeepSamples([fixture.wsdl]))[fixture.wsdl];
     assert.ok(Array.isArray(built), JSON.stringify(built));
     samples = Object.fromEntries(
       built.map((sample) => {
@@ -40,24 +33,14 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
         return [sample.operation, sample];
       }),
     );
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/edges',
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdl, service_url: endpoint.url } },
-    });
-    assert.equal(put.statusCode, 201, put.body);
   });
-  after(async () => {
-    await h?.close();
-    await endpoint?.close();
-    await files?.close();
-  });
+  after(() => fixture?.close());
 
   test('an element with attributes only: the envelope zeep builds', async () => {
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     const sample = samples.GetItem;
     ok(await send('GetItem', sample.params));
-    assert.deepEqual(compareXml(endpoint.requests[0].body, sample.envelope), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, sample.envelope), []);
   });
 
   test('attributes qualified by attributeFormDefault, inherited, from nested groups, on simple content: zeep’s envelope', async () => {
@@ -66,16 +49,16 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
     // (3.2.2) puts it on the reference (`<xs:attribute ref="c:trace" use="required"/>`). Its sample leaves the
     // required trace out, and Interchange refuses that.
     assert.equal((sample.params.$attributes as Record<string, unknown> | undefined)?.trace, undefined);
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     const refused = assertError(await send('PutItem', sample.params), 400, 'invalid_soap_params');
     assert.deepEqual(refused.details?.issues, [{ path: 'params.$attributes.trace', message: 'is a required attribute' }]);
-    assert.equal(endpoint.requests.length, 0);
+    assert.equal(endpoint().requests.length, 0);
 
     // With it, the envelope is zeep's with the attribute added: a global attribute is always qualified.
     ok(await send('PutItem', { ...sample.params, $attributes: { trace: 't-1' } }));
     const expected = sample.envelope.replace(/(<ns0:PutItem [^>]*)>/, '$1 xmlns:tc="urn:edges:common" tc:trace="t-1">');
     assert.notEqual(expected, sample.envelope);
-    assert.deepEqual(compareXml(endpoint.requests[0].body, expected), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, expected), []);
   });
 
   test('optional attributes: qualified in their namespace, form="unqualified" in none; anyAttribute takes others', async () => {
@@ -86,9 +69,9 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
       $attributes: { trace: 't' },
       item: { ...item, $attributes: { ...item.$attributes, revision: 2, origin: 'import', 'x:note': 'n', 'xmlns:x': 'urn:x' } },
     };
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     ok(await send('PutItem', params));
-    const bodyElement = parseQualified(endpoint.requests[0].body).children.find((c) => c.local === 'Body');
+    const bodyElement = parseQualified(endpoint().requests[0].body).children.find((c) => c.local === 'Body');
     const sentItem = bodyElement?.children[0].children.find((c) => c.local === 'item');
     const common = (local: string) => clark('urn:edges:common', local);
     assert.deepEqual(sentItem?.attributes, {
@@ -103,7 +86,11 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
   });
 
   test('test lists the attributes: the wrapper’s, inherited ones, groups’, simple content’s; prohibited ones gone', async () => {
-    const res = await h.call(auth, { method: 'POST', url: '/api/v1/integrations/edges/execute', payload: { operation: 'test' } });
+    const res = await fixture.h.call(fixture.auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/edges/execute',
+      payload: { operation: 'test' },
+    });
     const signatures = (ok(res).details as { services: Array<{ ports: Array<{ signatures: unknown[] }> }> }).services[0].ports[0]
       .signatures as Array<Record<string, unknown>>;
     const put = signatures.find((s) => s.operation === 'PutItem');
@@ -136,7 +123,7 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
     const sample = samples.PutItem;
     const item = sample.params.item as Record<string, Record<string, unknown>>;
     const locked = sample.params.locked as Record<string, Record<string, unknown>>;
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     const refused = assertError(
       await send('PutItem', {
         $attributes: { trace: 't' },
@@ -157,11 +144,11 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
       ],
     );
     assertError(await send('GetItem', {}), 400, 'invalid_soap_params');
-    assert.equal(endpoint.requests.length, 0);
+    assert.equal(endpoint().requests.length, 0);
   });
 
   test('an answer’s attributes are typed by the schema; xsi:type annotations dropped', async () => {
-    endpoint.answer =
+    endpoint().answer =
       '<e:GetItemResponse xmlns:e="urn:edges" xmlns:c="urn:edges:common" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ' +
       'c:version="3" kind="BOOK" c:by="ann" c:at="2024-01-02T03:04:05Z"><id xsi:type="xsd:int">5</id><e:name>x</e:name>' +
       '<e:price currency="EUR">9.99</e:price></e:GetItemResponse>';
@@ -173,7 +160,7 @@ describe('WSDL mode on schema edges: attributes (issue 9)', () => {
         price: { $attributes: { currency: 'EUR' }, $value: '9.99' },
       });
     } finally {
-      endpoint.answer = '';
+      endpoint().answer = '';
     }
   });
 });

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertOk as ok } from './helpers/assertions.ts';
-import type { Harness } from './helpers/harness.ts';
-import { corpusApp, recordingEndpoint, serveDirectory, zeepReplies, zeepSamples } from './helpers/wsdl-corpus.ts';
+import { type WsdlFixture, wsdlFixture, zeepReplies, zeepSamples } from './helpers/wsdl-corpus.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 
 /**
@@ -13,55 +11,34 @@ import { compareXml } from './helpers/xml-compare.ts';
  * and for the answer.
  */
 
-type Auth = { key: string; tenant: string };
-
 describe('WSDL mode: includes, imports and chameleon schemas', () => {
-  let files: Awaited<ReturnType<typeof serveDirectory>>;
-  let endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
-  let h: Harness;
-  let auth: Auth;
-  let wsdl: string;
+  let fixture: WsdlFixture;
 
   const execute = (payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: '/api/v1/integrations/includes/execute', payload });
+    fixture.h.call(fixture.auth, { method: 'POST', url: '/api/v1/integrations/includes/execute', payload });
 
   before(async () => {
-    [files, endpoint] = await Promise.all([
-      serveDirectory(resolve(import.meta.dirname, 'fixtures/soap/includes')),
-      recordingEndpoint(),
-    ]);
-    ({ h, auth } = await corpusApp());
-    wsdl = files.url('includes.wsdl');
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/includes',
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdl, service_url: endpoint.url } },
-    });
-    assert.equal(put.statusCode, 201, put.body);
+    fixture = await wsdlFixture('includes', 'includes.wsdl', 'includes');
   });
-  after(async () => {
-    await h?.close();
-    await endpoint?.close();
-    await files?.close();
-  });
+  after(() => fixture?.close());
 
   test('each document is fetched once, the cycle and the subfolder included', async () => {
     ok(await execute({ operation: 'test' }));
-    const fetched = files.fetched.map((url) => new URL(url, 'http://x').pathname).sort();
+    const fetched = fixture.files.fetched.map((url) => new URL(url, 'http://x').pathname).sort();
     assert.deepEqual(fetched, ['/chameleon.xsd', '/includes.wsdl', '/other.xsd', '/sub/part.xsd']);
   });
 
   let params: Record<string, unknown>;
 
   test("the envelope is zeep's: the chameleon's local elements unqualified, in urn:inc's types, the import's qualified", async () => {
-    const built = (await zeepSamples([wsdl]))[wsdl];
+    const built = (await zeepSamples([fixture.wsdl]))[fixture.wsdl];
     assert.ok(Array.isArray(built) && built.length === 1, JSON.stringify(built));
     const [sample] = built;
     assert.ok('envelope' in sample, JSON.stringify(sample));
     params = sample.params;
-    endpoint.requests.length = 0;
+    fixture.endpoint.requests.length = 0;
     ok(await execute({ operation: 'send', method: 'Submit', params: sample.params }));
-    assert.deepEqual(compareXml(endpoint.requests[0].body, sample.envelope), []);
+    assert.deepEqual(compareXml(fixture.endpoint.requests[0].body, sample.envelope), []);
     // What the fixture is about, said outright: zeep's envelope has an unqualified <street> inside a qualified <address>.
     assert.match(sample.envelope, /<ns0:address><street>/);
   });
@@ -71,10 +48,10 @@ describe('WSDL mode: includes, imports and chameleon schemas', () => {
       '<i:SubmitResponse xmlns:i="urn:inc" xmlns:o="urn:other"><i:accepted>true</i:accepted>' +
       '<i:address><street>Main 1</street><zip>1234</zip></i:address>' +
       '<i:parcel><o:weight>1500</o:weight><o:fragile>false</o:fragile></i:parcel></i:SubmitResponse>';
-    endpoint.answer = body;
+    fixture.endpoint.answer = body;
     const data = ok(await execute({ operation: 'receive', method: 'Submit', params }));
     const envelope = `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>${body}</s:Body></s:Envelope>`;
-    const [zeep] = await zeepReplies([{ wsdl, operation: 'Submit', reply: envelope }]);
+    const [zeep] = await zeepReplies([{ wsdl: fixture.wsdl, operation: 'Submit', reply: envelope }]);
     assert.ok('value' in zeep, JSON.stringify(zeep));
     const expected = {
       accepted: true,

@@ -6,7 +6,7 @@ import { requestHeaders } from '../src/connectors/soap/envelope.ts';
 import { maxMimeParts } from '../src/connectors/soap/mime.ts';
 import { assertError, assertOk as ok } from './helpers/assertions.ts';
 import type { FixtureProcess } from './helpers/fixture-process.ts';
-import { type Harness, harness } from './helpers/harness.ts';
+import { type Auth, type Harness, harness, integrationCalls } from './helpers/harness.ts';
 import { filesNamespace, startJaxwsFilesServer } from './helpers/jaxws-server.ts';
 
 /**
@@ -15,7 +15,6 @@ import { filesNamespace, startJaxwsFilesServer } from './helpers/jaxws-server.ts
  * Attachments) send them, from a raw node:http server, with broken ones beside them.
  */
 
-type Auth = { key: string; tenant: string };
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const XOP = 'http://www.w3.org/2004/08/xop/include';
 
@@ -31,8 +30,7 @@ describe('answers in MIME packages: MTOM/XOP and SOAP with Attachments', () => {
   let h: Harness;
   let auth: Auth;
 
-  const execute = (id: string, payload: Record<string, unknown>) =>
-    h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
+  const { put, execute } = integrationCalls(() => ({ h, auth }));
 
   before(async () => {
     jaxws = await startJaxwsFilesServer();
@@ -45,17 +43,10 @@ describe('answers in MIME packages: MTOM/XOP and SOAP with Attachments', () => {
     h = await harness();
     await h.tenant('mtom');
     auth = await h.auth('mtom', ['*']);
-    for (const [id, config] of [
-      ['files', { endpoint_url: jaxws.url('/files?wsdl') }],
-      ['packaged', { endpoint_url: packagedUrl, namespace: 'urn:packaged' }],
-    ] as const) {
-      const put = await h.call(auth, {
-        method: 'PUT',
-        url: `/api/v1/integrations/${id}`,
-        payload: { connector: 'soap-1.0.0', config },
-      });
-      assert.equal(put.statusCode, 201, put.body);
-    }
+    const files = await put('files', 'soap-1.0.0', { endpoint_url: jaxws.url('/files?wsdl') });
+    assert.equal(files.statusCode, 201, files.body);
+    const raw = await put('packaged', 'soap-1.0.0', { endpoint_url: packagedUrl, namespace: 'urn:packaged' });
+    assert.equal(raw.statusCode, 201, raw.body);
   });
   after(async () => {
     await h?.close();

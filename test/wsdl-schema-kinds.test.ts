@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk as ok } from './helpers/assertions.ts';
-import type { Harness } from './helpers/harness.ts';
-import { corpusApp, phpClient, recordingEndpoint, serveDirectory, zeepReplies, zeepSamples } from './helpers/wsdl-corpus.ts';
+import { phpClient, type WsdlFixture, wsdlFixture, zeepReplies, zeepSamples } from './helpers/wsdl-corpus.ts';
 import { compareXml } from './helpers/xml-compare.ts';
 
 /**
@@ -11,8 +9,6 @@ import { compareXml } from './helpers/xml-compare.ts';
  * fixture of ours (test/fixtures/soap/schema-kinds/kinds.wsdl), against two independent clients: python-zeep and PHP's
  * SoapClient (ext/soap). Where both fail a construct, the test says so and holds Interchange to the specification.
  */
-
-type Auth = { key: string; tenant: string };
 
 const reply =
   '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>' +
@@ -22,79 +18,63 @@ const reply =
   '</s:Body></s:Envelope>';
 
 describe('WSDL mode: lists, unions, substitution groups and outputs of several parts', () => {
-  let files: Awaited<ReturnType<typeof serveDirectory>>;
-  let endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
-  let h: Harness;
-  let auth: Auth;
+  let fixture: WsdlFixture;
   let wsdl: string;
+  const endpoint = () => fixture.endpoint;
 
   const tally = (params: Record<string, unknown>) =>
-    h.call(auth, {
+    fixture.h.call(fixture.auth, {
       method: 'POST',
       url: '/api/v1/integrations/kinds/execute',
       payload: { operation: 'send', method: 'Tally', params },
     });
 
   before(async () => {
-    [files, endpoint] = await Promise.all([
-      serveDirectory(resolve(import.meta.dirname, 'fixtures/soap/schema-kinds')),
-      recordingEndpoint(),
-    ]);
-    ({ h, auth } = await corpusApp());
-    wsdl = files.url('kinds.wsdl');
-    const put = await h.call(auth, {
-      method: 'PUT',
-      url: '/api/v1/integrations/kinds',
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdl, service_url: endpoint.url } },
-    });
-    assert.equal(put.statusCode, 201, put.body);
+    fixture = await wsdlFixture('schema-kinds', 'kinds.wsdl', 'kinds');
+    wsdl = fixture.wsdl;
   });
-  after(async () => {
-    await h?.close();
-    await endpoint?.close();
-    await files?.close();
-  });
+  after(() => fixture?.close());
 
   test("a list's items and a union's value are sent as zeep and PHP's SoapClient send them", async () => {
     const built = (await zeepSamples([wsdl]))[wsdl];
     assert.ok(Array.isArray(built) && 'envelope' in built[0], JSON.stringify(built));
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     ok(await tally(built[0].params));
-    assert.deepEqual(compareXml(endpoint.requests[0].body, built[0].envelope), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, built[0].envelope), []);
 
     // A list given as a JSON list; PHP's SoapClient writes the same call.
     const params = { codes: [1, 2, 3], when: 'never', shape: { label: 'x' } };
     const [php] = await phpClient([{ wsdl, operation: 'Tally', params, reply }]);
     assert.ok('request' in php, JSON.stringify(php));
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     ok(await tally(params));
-    assert.deepEqual(compareXml(endpoint.requests[0].body, php.request), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, php.request), []);
     // The same list given as its text.
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     ok(await tally({ ...params, codes: '1 2 3' }));
-    assert.deepEqual(compareXml(endpoint.requests[0].body, php.request), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, php.request), []);
   });
 
   test("list items, a list's length and a union's members are checked before sending", async () => {
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     const res = await tally({ codes: [1, 'x'], few: [1, 2, 3, 4], when: 'sometimes', shape: { label: 'x' } });
     assert.deepEqual(assertError(res, 400, 'invalid_soap_params').details?.issues, [
       { path: 'params.codes', message: 'item 1 must be an int (a whole number in its range)' },
       { path: 'params.few', message: 'must be at most 3 items long (maxLength)' },
       { path: 'params.when', message: 'must be a value of one of xs:date, xs:string' },
     ]);
-    assert.equal(endpoint.requests.length, 0);
+    assert.equal(endpoint().requests.length, 0);
     ok(await tally({ codes: [], few: [1, 2, 3], when: '2024-02-29', shape: { label: 'x' } }));
   });
 
   test('a member of a substitution group stands in for its head (neither zeep nor PHP writes one: XML Schema 3.3.6)', async () => {
-    endpoint.requests.length = 0;
+    endpoint().requests.length = 0;
     ok(await tally({ codes: [7], when: 'never', circle: { label: 'c', radius: 2 } }));
     const expected =
       '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><k:Tally xmlns:k="urn:kinds">' +
       '<k:codes>7</k:codes><k:when>never</k:when><k:circle><k:label>c</k:label><k:radius>2</k:radius></k:circle>' +
       '</k:Tally></s:Body></s:Envelope>';
-    assert.deepEqual(compareXml(endpoint.requests[0].body, expected), []);
+    assert.deepEqual(compareXml(endpoint().requests[0].body, expected), []);
     // The head is required: one of its members will do, none is refused; a member's content is checked as its type.
     const missing = assertError(await tally({ codes: [7], when: 'never' }), 400, 'invalid_soap_params');
     assert.deepEqual(missing.details?.issues, [{ path: 'params.shape', message: 'is required (or one of circle, square)' }]);
@@ -109,7 +89,7 @@ describe('WSDL mode: lists, unions, substitution groups and outputs of several p
   });
 
   test('an answer of two parts, a list, a union and substitutes reads as the specification and the two clients say', async () => {
-    endpoint.envelope = reply;
+    endpoint().envelope = reply;
     try {
       const data = ok(await tally({ codes: [1], when: 'never', shape: { label: 'x' } }));
       assert.deepEqual(data, {
@@ -140,7 +120,7 @@ describe('WSDL mode: lists, unions, substitution groups and outputs of several p
       assert.deepEqual(phpValue.detail, { shape: { label: 'p' } });
       assert.equal(zeepValue.detail.shape, null);
     } finally {
-      endpoint.envelope = undefined;
+      endpoint().envelope = undefined;
     }
   });
 });

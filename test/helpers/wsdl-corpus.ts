@@ -287,6 +287,50 @@ export async function phpFunctions(urls: string[]): Promise<Record<string, strin
   return JSON.parse(stdout);
 }
 
+/** A WSDL fixture of ours, served, and an integration of it whose calls go to a recording endpoint (wsdlFixture). */
+export interface WsdlFixture {
+  files: Awaited<ReturnType<typeof serveDirectory>>;
+  endpoint: Awaited<ReturnType<typeof recordingEndpoint>>;
+  h: Harness;
+  auth: Auth;
+  /** The WSDL's URL. */
+  wsdl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * test/fixtures/soap/`folder` served on 127.0.0.1, a recording endpoint, a corpus app (corpusApp) and integration `id`
+ * in WSDL mode on `file`, its calls sent to the endpoint.
+ *
+ * @example const fixture = await wsdlFixture('includes', 'includes.wsdl', 'includes'); … await fixture.close();
+ */
+export async function wsdlFixture(folder: string, file: string, id: string): Promise<WsdlFixture> {
+  const [files, endpoint] = await Promise.all([
+    serveDirectory(resolve(import.meta.dirname, '../fixtures/soap', folder)),
+    recordingEndpoint(),
+  ]);
+  const { h, auth } = await corpusApp();
+  const wsdl = files.url(file);
+  const put = await h.call(auth, {
+    method: 'PUT',
+    url: `/api/v1/integrations/${id}`,
+    payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdl, service_url: endpoint.url } },
+  });
+  assert.equal(put.statusCode, 201, put.body);
+  return {
+    files,
+    endpoint,
+    h,
+    auth,
+    wsdl,
+    async close() {
+      await h.close();
+      await endpoint.close();
+      await files.close();
+    },
+  };
+}
+
 /**
  * An app for the corpus tests: the largest corpus WSDL is 3.1 MB (within the 10 MiB default, stated so that no
  * test hangs on it), and a key whose rate limit many calls in a row do not reach.

@@ -442,7 +442,9 @@ def sample_call(binding, operation_name):
     }
 
 
-def samples(url):
+def sampled(url, build):
+    """For each SOAP port's sampled operations (sample_operations), {service, port, operation, soap_version} and what
+    `build(client, binding, name)` adds, or "error" in its place when it raises."""
     client = load(url)
     result = []
     for service in client.wsdl.services.values():
@@ -451,13 +453,17 @@ def samples(url):
             if version is None:
                 continue
             for name in sample_operations(port.binding):
-                sample = {"service": service.name, "port": port.name, "operation": name, "soap_version": version}
+                entry = {"service": service.name, "port": port.name, "operation": name, "soap_version": version}
                 try:
-                    sample.update(sample_call(port.binding, name))
+                    entry.update(build(client, port.binding, name))
                 except Exception as error:  # a sample zeep cannot build is data, not a failure of the oracle
-                    sample["error"] = "%s: %s" % (type(error).__name__, str(error)[:300])
-                result.append(sample)
+                    entry["error"] = "%s: %s" % (type(error).__name__, str(error)[:300])
+                result.append(entry)
     return result
+
+
+def samples(url):
+    return sampled(url, lambda client, binding, name: sample_call(binding, name))
 
 
 def jsonable(value):
@@ -506,23 +512,7 @@ def answer_sample(client, binding, operation_name):
 
 
 def answers(url):
-    client = load(url)
-    result = []
-    for service in client.wsdl.services.values():
-        for port in service.ports.values():
-            version = soap_version(port.binding)
-            if version is None:
-                continue
-            for name in sample_operations(port.binding):
-                answer = {"service": service.name, "port": port.name, "operation": name, "soap_version": version}
-                try:
-                    answer.update(sample_call(port.binding, name))
-                    answer.update(answer_sample(client, port.binding, name))
-                except Exception as error:  # data, as everywhere in this oracle
-                    answer = {key: answer[key] for key in ("service", "port", "operation", "soap_version")}
-                    answer["error"] = "%s: %s" % (type(error).__name__, str(error)[:300])
-                result.append(answer)
-    return result
+    return sampled(url, lambda client, binding, name: {**sample_call(binding, name), **answer_sample(client, binding, name)})
 
 
 class _Reply:
