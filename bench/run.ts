@@ -332,8 +332,8 @@ async function firstCallIn(
 const firstCallWsdls = ['asmx-economic', 'vbox-webservice', 'wcf-bingads-campaign'];
 
 /**
- * First call and peak RSS on corpus WSDLs (firstCallWsdls) and on a generated 1,000-operation WSDL, Interchange
- * against node-soap's createClientAsync on the same file, each in its own process; node-soap also with the service's
+ * First call and peak RSS on corpus WSDLs (firstCallWsdls; medians of three interleaved rounds) and on a generated
+ * 1,000-operation WSDL, Interchange against node-soap's createClientAsync on the same file, each in its own process; node-soap also with the service's
  * V8 flags, so that the flag's share of the difference shows. Each row's call is the first
  * sample call zeep builds for the WSDL; calls go to a local endpoint answering an empty Body, never to the WSDL's own
  * address.
@@ -361,26 +361,42 @@ async function wsdlFirstCalls(): Promise<Array<[string, FirstCall]>> {
       const sample = Array.isArray(found) ? found.find((s) => 'params' in s) : undefined;
       if (!sample || !('params' in sample)) throw new Error(`zeep gave no sample call for ${entry.name}`);
       const call = [urls[i], endpointUrl, sample.operation, sample.params] as const;
-      rows.push([`interchange, ${entry.name}: ${sample.operation}`, await firstCallIn('interchange', ...call)]);
-      rows.push([`node-soap, ${entry.name}`, await firstCallIn('node-soap', ...call)]);
-      rows.push([
-        `node-soap with ${serviceNodeFlags.join(' ')}, ${entry.name}`,
-        await firstCallIn('node-soap', ...call, serviceNodeFlags),
+      const [ours, theirs, theirsFlagged] = await medianOfRounds([
+        () => firstCallIn('interchange', ...call),
+        () => firstCallIn('node-soap', ...call),
+        () => firstCallIn('node-soap', ...call, serviceNodeFlags),
       ]);
+      rows.push([`interchange, ${entry.name}: ${sample.operation}`, ours]);
+      rows.push([`node-soap, ${entry.name}`, theirs]);
+      rows.push([`node-soap with ${serviceNodeFlags.join(' ')}, ${entry.name}`, theirsFlagged]);
     }
-    const generated = php.url('/large?wsdl&ops=1000');
-    for (const mode of ['interchange', 'node-soap'] as const) {
-      rows.push([
-        `${mode}, generated 1,000 operations: Op999`,
-        await firstCallIn(mode, generated, php.url('/large?ops=1000'), 'Op999', { value: 'x' }),
-      ]);
-    }
+    const generated = [php.url('/large?wsdl&ops=1000'), php.url('/large?ops=1000'), 'Op999', { value: 'x' }] as const;
+    const [ours, theirs] = await medianOfRounds([
+      () => firstCallIn('interchange', ...generated),
+      () => firstCallIn('node-soap', ...generated),
+    ]);
+    rows.push(['interchange, generated 1,000 operations: Op999', ours]);
+    rows.push(['node-soap, generated 1,000 operations: Op999', theirs]);
     return rows;
   } finally {
     endpoint.close();
     await php.close();
     await corpus.close();
   }
+}
+
+/** Each of `runs` once per round, interleaved, for three rounds: each one's median time and median peak RSS. */
+async function medianOfRounds(runs: Array<() => Promise<FirstCall>>): Promise<FirstCall[]> {
+  const measured: FirstCall[][] = runs.map(() => []);
+  for (let round = 0; round < 3; round++) {
+    for (const [i, run] of runs.entries()) measured[i].push(await run());
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[1];
+  return measured.map((rounds) => ({
+    ms: median(rounds.map((r) => r.ms)),
+    rssBeforeMiB: median(rounds.map((r) => r.rssBeforeMiB)),
+    peakRssMiB: median(rounds.map((r) => r.peakRssMiB)),
+  }));
 }
 
 function printFirstCalls(rows: Array<[string, FirstCall]>): void {
@@ -395,7 +411,7 @@ function printFirstCalls(rows: Array<[string, FirstCall]>): void {
 /** The first calls as a Markdown table, with each Interchange row's time against the node-soap row after it. */
 function firstCallsTable(rows: Array<[string, FirstCall]>): string {
   const lines = [
-    '| first call: load, compile, call (fresh process) | ms | vs node-soap | RSS before MiB | peak RSS MiB | added MiB |',
+    '| first call: load, compile, call (fresh process; medians of 3) | ms | vs node-soap | RSS before MiB | peak RSS MiB | added MiB |',
     '|---|--:|--:|--:|--:|--:|',
   ];
   for (const [i, [name, r]] of rows.entries()) {
@@ -437,7 +453,7 @@ async function main() {
     print(`SOAP Add against PHP SoapServer (${soapRequests} calls, ${soapConcurrency} concurrent)`, soap.calls);
     console.log('\nFirst call on a large WSDL (one run each, ms)');
     for (const [name, ms] of soap.firstCalls) console.log(`${name.padEnd(70)} ${ms.toFixed(0)}`);
-    printFirstCalls(await wsdlFirstCalls());
+    await runSoap();
     console.log('');
     await runQueueBench();
   } finally {
