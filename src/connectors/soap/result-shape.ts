@@ -9,9 +9,10 @@ import { xsiTypeOf } from './xml-reader.ts';
  * is always a list, even with one item or none read as one, and numbers and booleans the XML carried as text are
  * typed when their schema type says so, attributes' values too. Unknown elements (`xsd:any`, or what the schema does
  * not declare) stay as the reader read them (response.ts). An element whose `xsi:type` names a type derived from its
- * declared one is shaped by the derived type; one whose declared type is simple (`anyType` included) and whose
- * `xsi:type` names a built-in (rpc/encoded answers carry one on every value) is typed as that built-in. An empty element of a complex type without text is an
- * object none of whose members is there (`{}`), an empty SOAP-encoded array `[]`, not the empty text the reader read.
+ * declared one is shaped by the derived type and says which in `$type` (derived-types.ts); one whose declared type
+ * is simple (`anyType` included) and whose `xsi:type` names a built-in (rpc/encoded answers carry one on every value)
+ * is typed as that built-in. An empty element of a complex type without text is an object none of whose members is
+ * there (`{}`), an empty SOAP-encoded array `[]`, not the empty text the reader read.
  *
  * @example shapeResult(model, { lines: { sku: 'A', quantity: '2' } }) // { lines: [{ sku: 'A', quantity: 2 }] }
  */

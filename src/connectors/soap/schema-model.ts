@@ -1,3 +1,4 @@
+import { append } from './append.ts';
 import { type Facets, readFacets } from './facets.ts';
 import { soapEncodingNamespace, xsdNamespaces } from './namespaces.ts';
 import type { XmlElement } from './xml-reader.ts';
@@ -8,9 +9,10 @@ import type { SchemaIndex } from './xsd-index.ts';
  * global ones) the way the XML Schema specification defines them: named and anonymous types, `type=` and `ref=`,
  * `sequence`/`all`/`choice` (nested), groups, `complexContent` extension (the base type's content first) and
  * restriction, `simpleContent`, `xsd:any`, attributes (local, `ref`, attribute groups, `anyAttribute`, inherited,
- * prohibited), simple types (enumerations and facets over the built-in types, lists, unions), and SOAP-encoded arrays. Each local element's
- * namespace follows its own schema document's `elementFormDefault`. Types are compiled lazily and cached per schema
- * element, so a recursive type (a tree of nodes) is no problem.
+ * prohibited), simple types (enumerations and facets over the built-in types, lists, unions), SOAP-encoded arrays,
+ * substitution groups and derived types. Each local element's namespace follows its own schema document's
+ * `elementFormDefault`. Types are compiled lazily and cached per schema element, so a recursive type (a tree of
+ * nodes) is no problem.
  */
 
 type Node = XmlElement;
@@ -38,7 +40,7 @@ export interface SimpleModel {
   facets?: Facets;
   /** `xs:list`: the value is its items, separated by whitespace. */
   list?: SimpleModel;
-  /** `xs:union`: the value is one of its member types' (the first that fits, in order). */
+  /** `xs:union`: the value is a value of one of its member types. */
   union?: SimpleModel[];
 }
 
@@ -162,7 +164,7 @@ export class SchemaModel {
       if (!derivation || !base) continue;
       const { ns, local } = this.#resolve(base, derivation, declared.ns);
       const key = `{${ns ?? ''}}${local}`;
-      derivations.set(key, [...(derivations.get(key) ?? []), { node: declared.node, ns: declared.ns, local: declared.local }]);
+      append(derivations, key, { node: declared.node, ns: declared.ns, local: declared.local });
     }
     this.#derivations = derivations;
     return derivations;
@@ -435,7 +437,7 @@ export class SchemaModel {
         for (const head of (declared.node.attributes.substitutionGroup ?? '').split(/\s+/).filter(Boolean)) {
           const { ns, local } = this.#resolve(head, declared.node, declared.ns);
           const key = `{${ns ?? ''}}${local}`;
-          this.#heads.set(key, [...(this.#heads.get(key) ?? []), declared]);
+          append(this.#heads, key, declared);
         }
       }
     }

@@ -1,3 +1,4 @@
+import { append } from './append.ts';
 import { soapBindingNamespaces, wsdlNamespace } from './namespaces.ts';
 import type { QName, XmlElement } from './xml-reader.ts';
 
@@ -69,7 +70,7 @@ class Components<T> {
   add(name: QName, value: T): void {
     if (this.#byName.has(key(name))) return;
     this.#byName.set(key(name), value);
-    this.#byLocal.set(name.local, [...(this.#byLocal.get(name.local) ?? []), value]);
+    append(this.#byLocal, name.local, value);
   }
 
   /**
@@ -185,7 +186,7 @@ function operationsByName(portType: XmlElement): Map<string, XmlElement[]> {
     index = new Map();
     for (const operation of wsdlChildren(portType, 'operation')) {
       const name = operation.attributes.name ?? '';
-      index.set(name, [...(index.get(name) ?? []), operation]);
+      append(index, name, operation);
     }
     portTypeOperations.set(portType, index);
   }

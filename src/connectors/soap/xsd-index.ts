@@ -1,3 +1,4 @@
+import { append } from './append.ts';
 import { xsdNamespaces } from './namespaces.ts';
 import type { LoadedSchema } from './wsdl-loader.ts';
 import type { XmlElement } from './xml-reader.ts';
@@ -36,7 +37,7 @@ const kinds: Record<string, Kind> = {
  * have none. The first declaration of a name is the one used. Each declaration keeps its schema document, whose
  * `elementFormDefault` decides its local elements' namespace however other documents of that namespace decide theirs.
  *
- * @example new SchemaIndex(documents.schemas, definitions).get('element', 'urn:x', 'Add')
+ * @example new SchemaIndex(documents.schemas, documents.definitions[0].scope).get('element', 'urn:x', 'Add')
  */
 export class SchemaIndex {
   readonly #declared = new Map<string, Declared>();
@@ -56,7 +57,7 @@ export class SchemaIndex {
         attributesQualified: element.attributes.attributeFormDefault === 'qualified',
       };
       this.#documents.set(element, document);
-      this.#byNamespace.set(tns, [...(this.#byNamespace.get(tns) ?? []), document]);
+      append(this.#byNamespace, tns, document);
       for (const child of element.children) this.#add(child, document);
     }
   }
