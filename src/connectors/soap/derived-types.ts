@@ -1,3 +1,4 @@
+import { append } from './append.ts';
 import type { ComplexModel } from './schema-model.ts';
 
 /**
@@ -15,6 +16,28 @@ export interface DerivedType {
   model: ComplexModel;
 }
 
+/** A declared type's derived types by `{namespace}name` and by local name, and the label `$type` gives each. */
+interface Names {
+  byLocal: Map<string, string[]>;
+  labels: Map<string, string>;
+}
+
+/** Per declared type, computed once: an answer may name a derived type on each of a million elements. */
+const namesOf = new WeakMap<ComplexModel, Names>();
+
+function names(declared: ComplexModel): Names {
+  let found = namesOf.get(declared);
+  if (found === undefined) {
+    const byLocal = new Map<string, string[]>();
+    for (const key of declared.subtypes?.keys() ?? []) append(byLocal, split(key).local, key);
+    const labels = new Map<string, string>();
+    for (const [local, keys] of byLocal) for (const key of keys) labels.set(key, keys.length > 1 ? key : local);
+    found = { byLocal, labels };
+    namesOf.set(declared, found);
+  }
+  return found;
+}
+
 /**
  * The type derived from `declared` that `name` (a local name, or `{namespace}name`) names, or undefined when none
  * does (or a local name names several).
@@ -24,31 +47,20 @@ export interface DerivedType {
 export function derivedType(declared: ComplexModel, name: string): DerivedType | undefined {
   const subtypes = declared.subtypes;
   if (subtypes === undefined) return undefined;
-  const exact = subtypes.get(name);
-  if (exact !== undefined) return { ...split(name), model: exact };
-  let found: DerivedType | undefined;
-  for (const [key, model] of subtypes) {
-    const named = split(key);
-    if (named.local !== name) continue;
-    if (found !== undefined) return undefined;
-    found = { ...named, model };
-  }
-  return found;
+  const keys = subtypes.has(name) ? [name] : names(declared).byLocal.get(name);
+  if (keys?.length !== 1) return undefined;
+  const model = subtypes.get(keys[0]);
+  return model === undefined ? undefined : { ...split(keys[0]), model };
 }
 
 /** How `$type` names a derived type: its local name, or `{namespace}name` when another derived type shares it. */
 export function typeLabel(declared: ComplexModel, ns: string, local: string): string {
-  let same = 0;
-  for (const key of declared.subtypes?.keys() ?? []) if (split(key).local === local) same++;
-  return same > 1 ? `{${ns}}${local}` : local;
+  return names(declared).labels.get(`{${ns}}${local}`) ?? local;
 }
 
-/** The names `$type` takes for `declared`, for messages. */
+/** The names `$type` takes for `declared`, for messages and signatures. */
 export function typeLabels(declared: ComplexModel): string[] {
-  return [...(declared.subtypes?.keys() ?? [])].map((key) => {
-    const { ns, local } = split(key);
-    return typeLabel(declared, ns, local);
-  });
+  return [...names(declared).labels.values()];
 }
 
 function split(key: string): { ns: string; local: string } {
