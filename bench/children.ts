@@ -46,7 +46,7 @@ const serviceScript = /(servers\/interchange\.ts|bin\/interchange\.js)$/;
  * The compile cache bin/interchange.js uses, given to every child: the TypeScript servers of the bench then run, as
  * the service does, without the type stripper in memory (once the cache holds them).
  */
-const compileCache = join(import.meta.dirname, '../node_modules/.cache/interchange');
+export const compileCache = join(import.meta.dirname, '../node_modules/.cache/interchange');
 
 /** Runs `node script …args` with the Node that runs the bench and `env` (and serviceNodeFlags for Interchange's own scripts), its output captured. */
 export function spawnNode(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Child {

@@ -32,7 +32,7 @@ import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
-import { serviceNodeFlags } from './children.ts';
+import { compileCache, serviceNodeFlags } from './children.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
 import { runGraphqlSchemaBench } from './graphql-schema.ts';
 import { runQueueBench } from './queue.ts';
@@ -324,7 +324,9 @@ async function firstCallIn(
 ) {
   const script = join(import.meta.dirname, 'wsdl-first-call.ts');
   const args = [...flags, script, mode, wsdl, endpoint, method, JSON.stringify(params)];
-  const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1024 * 1024 });
+  // With the compile cache the service runs with (bin/interchange.js), for both: neither carries the type stripper.
+  const env = { ...process.env, NODE_COMPILE_CACHE: compileCache };
+  const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1024 * 1024, env });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as FirstCall;
 }
 
@@ -433,7 +435,7 @@ async function runSoap(): Promise<void> {
   printFirstCalls(firstCalls);
   writeResultsSection(
     'soap',
-    `${warm}\n\nInterchange's first call runs in the app (SQLite) with the service's V8 flags; node-soap's with Node's defaults, and again with the service's flags.\n\n${firstCallsTable(firstCalls)}`,
+    `${warm}\n\nEach first call in a fresh process that loads only its own client, both with the compile cache the service runs with: Interchange's in the app (SQLite) with the service's V8 flags, node-soap's with Node's defaults and again with the service's flags. "RSS before" is the process at rest, before the WSDL: the whole service for Interchange, the library alone for node-soap.\n\n${firstCallsTable(firstCalls)}`,
   );
 }
 

@@ -2,7 +2,8 @@
  * One first call on a WSDL, in a process of its own so that its peak RSS is its own (bench/run.ts runs it):
  *   node bench/wsdl-first-call.ts interchange|node-soap WSDL_URL ENDPOINT_URL METHOD PARAMS_JSON
  * Prints {ms, rssBeforeMiB, peakRssMiB}: the time from the start of the load to the call's answer, the resident
- * memory once everything before the load was ready, and the process's peak (VmHWM).
+ * memory once everything before the load was ready, and the process's peak (VmHWM). Each mode loads only its own
+ * client's modules.
  * - interchange: the app on a temp SQLite file, the integration PUT (endpoint_url the WSDL, service_url the local
  *   endpoint), then the timed execute: fetch, parse and check the WSDL, call.
  * - node-soap: createClientAsync on the WSDL (endpoint overridden), then the timed call.
@@ -10,12 +11,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClientAsync } from 'soap';
-import { build } from '../src/app.ts';
-import { createApiKey } from '../src/auth/key-service.ts';
-import { loadConfig } from '../src/config.ts';
-import { openStorage } from '../src/storage/database.ts';
-import { insertTenant } from '../src/storage/tenants.ts';
 
 const [mode, wsdlUrl, endpoint, method, paramsJson] = process.argv.slice(2);
 const params = JSON.parse(paramsJson ?? '{}');
@@ -28,6 +23,12 @@ function rssMiB(field: 'VmRSS' | 'VmHWM'): number {
 }
 
 async function interchange(): Promise<number> {
+  // Each process loads only the client it measures: the app here, node-soap in nodeSoap().
+  const { build } = await import('../src/app.ts');
+  const { createApiKey } = await import('../src/auth/key-service.ts');
+  const { loadConfig } = await import('../src/config.ts');
+  const { openStorage } = await import('../src/storage/database.ts');
+  const { insertTenant } = await import('../src/storage/tenants.ts');
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-wsdl-'));
   try {
     const config = loadConfig({
@@ -67,6 +68,7 @@ async function interchange(): Promise<number> {
 }
 
 async function nodeSoap(): Promise<number> {
+  const { createClientAsync } = await import('soap');
   before = rssMiB('VmRSS');
   const started = performance.now();
   const client = await createClientAsync(wsdlUrl, { endpoint });
