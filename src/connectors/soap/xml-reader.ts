@@ -70,12 +70,9 @@ export function readXml(text: string): XmlObject {
     const next = text.charCodeAt(open + 1);
     if (next === 0x21 /* ! */) {
       if (text.startsWith('<!--', open)) {
-        const close = text.indexOf('-->', open + 4);
-        if (close === -1) fail('a comment is not closed');
-        at = close + 3;
+        at = closedAt(text, open + 4, '-->', 'a comment', fail) + 3;
       } else if (text.startsWith('<![CDATA[', open)) {
-        const close = text.indexOf(']]>', open + 9);
-        if (close === -1) fail('a CDATA section is not closed');
+        const close = closedAt(text, open + 9, ']]>', 'a CDATA section', fail);
         if (stack.length === 0) fail('a CDATA section outside the root element');
         cdata ??= [];
         cdata.push(pending, text.slice(open + 9, close));
@@ -88,9 +85,7 @@ export function readXml(text: string): XmlObject {
     }
     if (pending !== '' || cdata !== undefined) endTextRun();
     if (next === 0x3f /* ? */) {
-      const close = text.indexOf('?>', open + 2);
-      if (close === -1) fail('a processing instruction is not closed');
-      at = close + 2;
+      at = closedAt(text, open + 2, '?>', 'a processing instruction', fail) + 2;
     } else if (next === 0x2f /* / */) {
       readEndTag(open);
     } else {
@@ -135,19 +130,7 @@ export function readXml(text: string): XmlObject {
 
   function readEndTag(open: number): void {
     const element = stack.pop();
-    const nameEnd = nameEndAt(text, open + 2);
-    if (nameEnd === -1) fail('an end tag without a valid name');
-    const matches =
-      element !== undefined && nameEnd - open - 2 === element.name.length && text.startsWith(element.name, open + 2);
-    if (!matches) {
-      const name = text.slice(open + 2, nameEnd);
-      fail(
-        element === undefined ? `the end tag </${name}> closes no element` : `expected </${element.name}> but found </${name}>`,
-      );
-    }
-    at = skipSpace(text, nameEnd);
-    if (text.charCodeAt(at) !== 0x3e /* > */) fail('an end tag is not closed by >');
-    at++;
+    at = scanEndTag(text, open, element?.name, fail);
     const { key, content, layout, text: elementText } = element as OpenElement;
     if (content === undefined) place(key, elementText, open);
     else {
@@ -368,12 +351,9 @@ export function readXmlTree(text: string): XmlElement {
     const next = source.charCodeAt(open + 1);
     if (next === 0x21 /* ! */) {
       if (source.startsWith('<!--', open)) {
-        const close = source.indexOf('-->', open + 4);
-        if (close === -1) fail('a comment is not closed');
-        at = close + 3;
+        at = closedAt(source, open + 4, '-->', 'a comment', fail) + 3;
       } else if (source.startsWith('<![CDATA[', open)) {
-        const close = source.indexOf(']]>', open + 9);
-        if (close === -1) fail('a CDATA section is not closed');
+        const close = closedAt(source, open + 9, ']]>', 'a CDATA section', fail);
         if (current === undefined) fail('a CDATA section outside the root element');
         (current as XmlElement).text += normalizeNewlines(source.slice(open + 9, close));
         at = close + 3;
@@ -381,20 +361,9 @@ export function readXmlTree(text: string): XmlElement {
         throw new ApiError('upstream_invalid_response', 'The document declares a DTD, which is refused.');
       }
     } else if (next === 0x3f /* ? */) {
-      const close = source.indexOf('?>', open + 2);
-      if (close === -1) fail('a processing instruction is not closed');
-      at = close + 2;
+      at = closedAt(source, open + 2, '?>', 'a processing instruction', fail) + 2;
     } else if (next === 0x2f /* / */) {
-      const name = openNames.pop();
-      const nameEnd = nameEndAt(source, open + 2);
-      if (nameEnd === -1) fail('an end tag without a valid name');
-      if (name === undefined || nameEnd - open - 2 !== name.length || !source.startsWith(name, open + 2)) {
-        const found = source.slice(open + 2, nameEnd);
-        fail(name === undefined ? `the end tag </${found}> closes no element` : `expected </${name}> but found </${found}>`);
-      }
-      at = skipSpace(source, nameEnd);
-      if (source.charCodeAt(at) !== 0x3e /* > */) fail('an end tag is not closed by >');
-      at++;
+      at = scanEndTag(source, open, openNames.pop(), fail);
       current = current?.parent;
     } else {
       startTag(open);
@@ -469,6 +438,35 @@ export function readXmlTree(text: string): XmlElement {
       current = element;
     }
   }
+}
+
+/** Where `closer` ends the construct begun before `from` (a comment, a CDATA section, a processing instruction). */
+function closedAt(text: string, from: number, closer: string, what: string, fail: (reason: string) => never): number {
+  const close = text.indexOf(closer, from);
+  if (close === -1) fail(`${what} is not closed`);
+  return close;
+}
+
+/**
+ * Reads the end tag at `open`, which must close the element `expected` (as written), and returns the index after it;
+ * an end tag with no element open, another name, or no `>` fails with the reason. Both readers' one way to end an
+ * element.
+ */
+function scanEndTag(
+  text: string,
+  open: number,
+  expected: string | undefined,
+  fail: (reason: string, where?: number) => never,
+): number {
+  const nameEnd = nameEndAt(text, open + 2);
+  if (nameEnd === -1) fail('an end tag without a valid name');
+  if (expected === undefined || nameEnd - open - 2 !== expected.length || !text.startsWith(expected, open + 2)) {
+    const found = text.slice(open + 2, nameEnd);
+    fail(expected === undefined ? `the end tag </${found}> closes no element` : `expected </${expected}> but found </${found}>`);
+  }
+  const at = skipSpace(text, nameEnd);
+  if (text.charCodeAt(at) !== 0x3e /* > */) fail('an end tag is not closed by >', at);
+  return at + 1;
 }
 
 /** The attribute `scanAttribute` read last: its name and its value, both as written. */
