@@ -1,4 +1,5 @@
 import { type ValidationIssue, validationFailed } from '../../errors.ts';
+import { xsiNamespace } from './namespaces.ts';
 import { escapeXml, hasXmlIllegalCharacter } from './xml.ts';
 
 export type SoapVersion = '1.1' | '1.2';
@@ -8,8 +9,6 @@ export const envelopeNamespaces = {
   '1.1': 'http://schemas.xmlsoap.org/soap/envelope/',
   '1.2': 'http://www.w3.org/2003/05/soap-envelope',
 } as const satisfies Record<SoapVersion, string>;
-
-export const xsiNamespace = 'http://www.w3.org/2001/XMLSchema-instance';
 
 /** The keys an element's object holds beside its child elements: its attributes and its text (docs/execute.md#params-to-xml). */
 export const valueKeys: ReadonlySet<string> = new Set(['$attributes', '$value']);

@@ -2,9 +2,12 @@
 
 export const wsdlNamespace = 'http://schemas.xmlsoap.org/wsdl/';
 
+/** XML Schema's namespace, as writers write it. */
+export const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
+
 /** XML Schema's namespace, and the two drafts' that older generators still write. */
 export const xsdNamespaces: ReadonlySet<string> = new Set([
-  'http://www.w3.org/2001/XMLSchema',
+  xsdNamespace,
   'http://www.w3.org/2000/10/XMLSchema',
   'http://www.w3.org/1999/XMLSchema',
 ]);

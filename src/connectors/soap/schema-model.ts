@@ -1,6 +1,6 @@
 import { append } from './append.ts';
 import { type Facets, readFacets } from './facets.ts';
-import { soapEncodingNamespace, xsdNamespaces } from './namespaces.ts';
+import { soapEncodingNamespace, xsdNamespace, xsdNamespaces } from './namespaces.ts';
 import type { XmlElement } from './xml-reader.ts';
 import type { SchemaIndex } from './xsd-index.ts';
 
@@ -495,7 +495,7 @@ export class SchemaModel {
 /** A reference to the global element `{ns}local`, as a schema would write it (`<xs:element ref="m:local"/>`). */
 function memberReference(local: string, ns: string): Node {
   return {
-    ns: 'http://www.w3.org/2001/XMLSchema',
+    ns: xsdNamespace,
     local: 'element',
     attributes: { ref: `m:${local}` },
     scope: new Map([['m', ns]]),

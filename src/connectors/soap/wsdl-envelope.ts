@@ -1,12 +1,9 @@
 import { validationFailed } from '../../errors.ts';
 import { derivedType, typeKey } from './derived-types.ts';
-import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter, xsiNamespace } from './envelope.ts';
-import { xmlNamespace } from './namespaces.ts';
+import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
+import { soapEncodingNamespace, xmlNamespace, xsdNamespace, xsiNamespace } from './namespaces.ts';
 import type { ComplexModel, TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
-
-const xsdNamespace = 'http://www.w3.org/2001/XMLSchema';
-const soapEncodingNamespace = 'http://schemas.xmlsoap.org/soap/encoding/';
 
 export interface WsdlEnvelopeInput {
   /** The SOAP version of the port's binding. */
