@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
+import { headerNamed } from '../../transport/headers.ts';
 import { jsonBoundExceeded } from '../../transport/json-bounds.ts';
 
 /** A usable GraphQL answer: data, and the upstream's `errors` when the success is partial. */
@@ -85,7 +86,7 @@ function anyErrorsOf(value: unknown): unknown[] | undefined {
 }
 
 function invalidResponse(what: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
-  const contentType = headerValue(headers, 'content-type');
+  const contentType = headerNamed(headers, 'content-type');
   return new ApiError('upstream_invalid_response', `The upstream GraphQL answer ${what}.`, {
     upstream_status: status,
     ...(contentType === undefined ? {} : { content_type: contentType }),
@@ -106,11 +107,6 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
-  return undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

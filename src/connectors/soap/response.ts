@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
+import { headerNamed } from '../../transport/headers.ts';
 import { parseSoapFault } from './fault.ts';
 import { type Attachment, isMultipartRelated, unpackMultipart } from './mime.ts';
 import { resolveReferences } from './references.ts';
@@ -45,7 +46,7 @@ export function readSoapResponse(
   options: ReadOptions = {},
 ): Record<string, unknown> {
   const success = status >= 200 && status <= 299;
-  const contentType = headerValue(headers, 'content-type');
+  const contentType = headerNamed(headers, 'content-type');
   let attachments: Attachment[] = [];
   if (isMultipartRelated(contentType)) {
     ({ envelope: body, attachments } = unpackMultipart(contentType as string, body));
@@ -78,10 +79,6 @@ export function readSoapResponse(
   const result = options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody);
   if (attachments.length > 0) result.$attachments = attachments;
   return result;
-}
-
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }
 
 export interface ReadOptions {
@@ -162,7 +159,7 @@ function httpError(status: number, body: Buffer): ApiError {
 }
 
 function invalidResponse(message: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
-  const contentType = headerValue(headers, 'content-type');
+  const contentType = headerNamed(headers, 'content-type');
   return new ApiError('upstream_invalid_response', message, {
     upstream_status: status,
     ...(contentType === undefined ? {} : { content_type: contentType }),
