@@ -11,14 +11,8 @@
  *   runs it), execute send through app.inject: WSDL mode, the WSDL cached.
  * - node-soap: a client built once by createClientAsync, then METHODAsync.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
 import { createClientAsync } from 'soap';
-import { build } from '../src/app.ts';
-import { createApiKey } from '../src/auth/key-service.ts';
-import { loadConfig } from '../src/config.ts';
 import type { ConnectorContext, SharedConnectorContext } from '../src/connectors/connector.ts';
 import { soapConnector } from '../src/connectors/soap/connector.ts';
 import { OAuth2Sources } from '../src/credentials/oauth2-sources.ts';
@@ -27,10 +21,9 @@ import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { IntegrationDispatchers } from '../src/egress/integration-dispatchers.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
 import { SecretMatcher } from '../src/secrets/secret-matcher.ts';
-import { openStorage } from '../src/storage/database.ts';
-import { insertTenant } from '../src/storage/tenants.ts';
 import { AnswerWorkers } from '../src/transport/answer-workers.ts';
 import { ExecuteBudget } from '../src/transport/budget.ts';
+import { withSoapApp } from './soap-app.ts';
 
 const [mode, wsdlUrl, endpoint, method, paramsJson, callsText, concurrencyText] = process.argv.slice(2);
 const params = JSON.parse(paramsJson ?? '{}');
@@ -53,35 +46,9 @@ async function measure(call: () => Promise<unknown>): Promise<{ seconds: number;
   return { seconds, cpuMicros: used.user + used.system, answer };
 }
 
-async function interchange() {
-  const dir = mkdtempSync(join(tmpdir(), 'ix-bench-soap-'));
-  try {
-    const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'ix.db')}`, LOG_LEVEL: 'silent' });
-    const storage = openStorage(config.databaseUrl);
-    const app = await build(config, { storage });
-    const tenant = { id: 'bench', name: 'bench', type: 'production' as const, created_at: '' };
-    await insertTenant(storage.db, { id: tenant.id, name: tenant.name, type: tenant.type });
-    const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'], rate_limit_per_minute: 1_000_000 }, 1000);
-    const headers = { 'x-api-key': key, 'x-tenant-id': 'bench', 'content-type': 'application/json' };
-    const put = await app.inject({
-      method: 'PUT',
-      url: '/api/v1/integrations/w',
-      headers,
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdlUrl, service_url: endpoint } },
-    });
-    if (put.statusCode !== 201) throw new Error(put.body);
-    const payload = JSON.stringify({ operation: 'send', method, params });
-    const result = await measure(async () => {
-      const res = await app.inject({ method: 'POST', url: '/api/v1/integrations/w/execute', headers, payload });
-      if (res.statusCode !== 200) throw new Error(`execute answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
-      return JSON.parse(res.body).data;
-    });
-    await app.close();
-    await storage.close();
-    return result;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+function interchange() {
+  const payload = JSON.stringify({ operation: 'send', method, params });
+  return withSoapApp(wsdlUrl, endpoint, (execute) => measure(() => execute(payload)));
 }
 
 async function engine() {

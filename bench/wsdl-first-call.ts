@@ -8,9 +8,8 @@
  *   endpoint), then the timed execute: fetch, parse and check the WSDL, call.
  * - node-soap: createClientAsync on the WSDL (endpoint overridden), then the timed call.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { withSoapApp } from './soap-app.ts';
 
 const [mode, wsdlUrl, endpoint, method, paramsJson] = process.argv.slice(2);
 const params = JSON.parse(paramsJson ?? '{}');
@@ -22,49 +21,13 @@ function rssMiB(field: 'VmRSS' | 'VmHWM'): number {
   return Number(line?.replace(/\D+/g, '') ?? 0) / 1024;
 }
 
-async function interchange(): Promise<number> {
-  // Each process loads only the client it measures: the app here, node-soap in nodeSoap().
-  const { build } = await import('../src/app.ts');
-  const { createApiKey } = await import('../src/auth/key-service.ts');
-  const { loadConfig } = await import('../src/config.ts');
-  const { openStorage } = await import('../src/storage/database.ts');
-  const { insertTenant } = await import('../src/storage/tenants.ts');
-  const dir = mkdtempSync(join(tmpdir(), 'ix-bench-wsdl-'));
-  try {
-    const config = loadConfig({
-      DATABASE_URL: `sqlite:${join(dir, 'ix.db')}`,
-      LOG_LEVEL: 'silent',
-      IX_UPSTREAM_MAX_BYTES: String(16 * 1024 * 1024),
-    });
-    const storage = openStorage(config.databaseUrl);
-    const app = await build(config, { storage });
-    const tenant = { id: 'bench', name: 'bench', type: 'production' as const, created_at: '' };
-    await insertTenant(storage.db, { id: tenant.id, name: tenant.name, type: tenant.type });
-    const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, 1000);
-    const headers = { 'x-api-key': key, 'x-tenant-id': 'bench', 'content-type': 'application/json' };
-    const put = await app.inject({
-      method: 'PUT',
-      url: '/api/v1/integrations/w',
-      headers,
-      payload: { connector: 'soap-1.0.0', config: { endpoint_url: wsdlUrl, service_url: endpoint, timeout_seconds: 120 } },
-    });
-    if (put.statusCode !== 201) throw new Error(put.body);
+function interchange(): Promise<number> {
+  return withSoapApp(wsdlUrl, endpoint, async (execute) => {
     before = rssMiB('VmRSS');
     const started = performance.now();
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v1/integrations/w/execute',
-      headers,
-      payload: { operation: 'send', method, params },
-    });
-    const ms = performance.now() - started;
-    if (res.statusCode !== 200) throw new Error(`execute answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
-    await app.close();
-    await storage.close();
-    return ms;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    await execute(JSON.stringify({ operation: 'send', method, params }));
+    return performance.now() - started;
+  });
 }
 
 async function nodeSoap(): Promise<number> {
