@@ -1,7 +1,6 @@
 import { ApiError } from '../../errors.ts';
 import { wsdlNamespace, xsdNamespaces } from './namespaces.ts';
-import { XmlBoundExceeded } from './xml-bounds.ts';
-import { readXmlTree, type XmlElement } from './xml-reader.ts';
+import { readXmlTree, type XmlElement, XmlNotWellFormed } from './xml-reader.ts';
 
 /** An `xs:schema` element, inline in a WSDL or a document of its own, and the namespace its components are in. */
 export interface LoadedSchema {
@@ -85,16 +84,16 @@ export async function loadWsdlDocuments(url: string, fetchText: (url: string) =>
   return documents;
 }
 
-/** One document as a tree; a document that is not well-formed XML means the WSDL cannot be read. */
+/**
+ * One document as a tree; a document that is not well-formed XML means the WSDL cannot be read. A DTD or a bound of
+ * docs/limits.md#upstreams is said as the reader says it.
+ */
 function readDocument(text: string): XmlElement {
   try {
     return readXmlTree(text);
   } catch (error) {
-    // A DTD, or a bound of docs/limits.md#upstreams, is said as it is.
-    if (error instanceof XmlBoundExceeded || (error instanceof ApiError && /DTD/.test(error.message))) throw error;
-    throw new ApiError('upstream_invalid_response', 'The WSDL could not be read.', {
-      reason: error instanceof Error ? error.message.slice(0, 300) : String(error),
-    });
+    if (!(error instanceof XmlNotWellFormed)) throw error;
+    throw new ApiError('upstream_invalid_response', 'The WSDL could not be read.', { reason: error.message.slice(0, 300) });
   }
 }
 

@@ -644,8 +644,15 @@ function isXmlChar(code: number): boolean {
   );
 }
 
+/** XML that is not well-formed: `upstream_invalid_response`, told apart from a DTD or a bound by its class. */
+export class XmlNotWellFormed extends ApiError {
+  constructor(line: number, reason: string) {
+    super('upstream_invalid_response', `The upstream answer is not well-formed XML (line ${line}: ${reason}).`);
+  }
+}
+
 function notWellFormed(text: string, at: number, reason: string): never {
   let line = 1;
   for (let newline = text.indexOf('\n'); newline !== -1 && newline < at; newline = text.indexOf('\n', newline + 1)) line++;
-  throw new ApiError('upstream_invalid_response', `The upstream answer is not well-formed XML (line ${line}: ${reason}).`);
+  throw new XmlNotWellFormed(line, reason);
 }
