@@ -36,12 +36,15 @@ export interface SecretForm {
 const codePoints = (text: string) => [...text];
 
 /**
- * A character as a change of case may write it: matching ignores case, which covers every character whose upper and
- * lower case are one character each; `ß` upper-cased is `SS`, `İ` lower-cased is `i̇`, and those are added.
+ * A character as a change of case may write it. Matching ignores case by Unicode's simple case folding (the `iu`
+ * flags), which covers most characters; what it does not is added: a case of more than one character (`ß`
+ * upper-cased is `SS`, `İ` lower-cased is `i̇`) and a single one that folds apart (`ı` upper-cased is `I`, which
+ * folds to `i`).
  */
 function caseWritings(char: string): string[] {
-  const longer = [char.toUpperCase(), char.toLowerCase()].filter((changed) => [...changed].length > 1);
-  return [char, ...new Set(longer)];
+  const sameCaseless = new RegExp(`^\\u{${(char.codePointAt(0) ?? 0).toString(16)}}$`, 'iu');
+  const changed = [char.toUpperCase(), char.toLowerCase()].filter((text) => !sameCaseless.test(text));
+  return [char, ...new Set(changed)];
 }
 
 /** Characters no URL encoder escapes (RFC 3986's unreserved but `~`, which form encoding and PHP's urlencode do). */
