@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.ts';
+import { isJsonObject } from '../json-object.ts';
 import { redactUrl } from '../transport/upstream.ts';
 
 /** How a client proves itself to the token endpoint (RFC 6749 §2.3.1). */
@@ -73,7 +74,7 @@ const tokenChars = /^[\x21-\x7e]+$/;
 function parseJsonObject(body: Buffer): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(body.toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

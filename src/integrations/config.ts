@@ -7,21 +7,18 @@ import { type WsSecurityOptions, wsSecurityProblems } from '../credentials/ws-se
 import { signatureCertificateView, wsSecuritySecretPaths } from '../credentials/ws-security-config.ts';
 import { type ValidationIssue, validationFailed } from '../errors.ts';
 import { strictAjv, toIssues } from '../http/validation.ts';
+import { isJsonObject } from '../json-object.ts';
 import { resilienceProblems, retryView } from '../resilience/config.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { IntegrationWrite, StoredIntegration } from '../storage/integrations.ts';
 
 type Config = Record<string, unknown>;
 
-function isObject(value: unknown): value is Config {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The value at a dot path of a config (`auth.token_url`), or undefined. */
 function valueAt(config: Readonly<Config>, path: string): unknown {
   let value: unknown = config;
   for (const segment of path.split('.')) {
-    if (!isObject(value) || !Object.hasOwn(value, segment)) return undefined;
+    if (!isJsonObject(value) || !Object.hasOwn(value, segment)) return undefined;
     value = value[segment];
   }
   return value;
@@ -99,7 +96,7 @@ function replacedParent(input: Readonly<Config>, stored: Readonly<Config>, path:
     const parent = segments.slice(0, depth).join('.');
     const given = valueAt(input, parent);
     if (given === null) return true;
-    if (isObject(given) && !mergesInto(given, valueAt(stored, parent))) return true;
+    if (isJsonObject(given) && !mergesInto(given, valueAt(stored, parent))) return true;
   }
   return false;
 }
@@ -109,7 +106,7 @@ function replacedParent(input: Readonly<Config>, stored: Readonly<Config>, path:
  * with a `type` (`auth`) is of another kind when its type differs, and then replaces the stored one whole.
  */
 function mergesInto(written: Readonly<Config>, stored: unknown): stored is Config {
-  return isObject(stored) && (written.type === undefined || written.type === stored.type);
+  return isJsonObject(stored) && (written.type === undefined || written.type === stored.type);
 }
 
 function secretContext(tenantId: string, id: string, field: string): string {
@@ -167,7 +164,7 @@ function mergeConfig(
     } else if (value === null) {
       delete config[field];
       clearSecretsUnder(secrets, path);
-    } else if (isObject(value)) {
+    } else if (isJsonObject(value)) {
       const kept = config[field];
       if (!mergesInto(value, kept)) clearSecretsUnder(secrets, path);
       config[field] = mergeConfig(definition, value, mergesInto(value, kept) ? kept : undefined, secrets, seal, path);
@@ -183,19 +180,19 @@ function mergeConfig(
  * the stored ones included, so a PATCH of the certificate alone is checked against the key kept.
  */
 function tlsConfigProblems(config: Readonly<Config>, open: (path: string) => string | undefined): ValidationIssue[] {
-  if (!isObject(config.tls)) return [];
+  if (!isJsonObject(config.tls)) return [];
   const tls = { ...config.tls, client_key: open('tls.client_key'), client_key_password: open('tls.client_key_password') };
   return tlsProblems(tls as TlsConfig, { now: new Date() }).map(({ path, message }) => ({ path, message }));
 }
 
 /** What `config.ws_security` says of its parts, read with its secrets as they will be used, stored ones included. */
 function wsSecurityConfigProblems(config: Readonly<Config>, open: (path: string) => string | undefined): ValidationIssue[] {
-  if (!isObject(config.ws_security)) return [];
+  if (!isJsonObject(config.ws_security)) return [];
   const options = structuredClone(config.ws_security);
   for (const path of wsSecuritySecretPaths) {
     const value = open(path);
     const [, part, field] = path.split('.');
-    if (value !== undefined && isObject(options[part])) (options[part] as Config)[field] = value;
+    if (value !== undefined && isJsonObject(options[part])) (options[part] as Config)[field] = value;
   }
   return wsSecurityProblems(options as WsSecurityOptions);
 }
@@ -215,7 +212,7 @@ function credentialProblems(
   secrets: Readonly<Record<string, string>>,
 ) {
   const auth = config.auth;
-  if (!isObject(auth)) return [];
+  if (!isJsonObject(auth)) return [];
   const stored = new Set(
     Object.keys(secrets)
       .filter((path) => path.startsWith('auth.'))
@@ -248,9 +245,9 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
     if (definition?.secretFields.includes(field)) config[`${field}_set`] = field in stored.secrets;
     // The retry settings the integration runs with, defaults included: what a person checks when calls are retried.
     else if (field === 'retry') config.retry = retryView(stored.config);
-    else if (field === 'tls' && isObject(stored.config.tls)) {
+    else if (field === 'tls' && isJsonObject(stored.config.tls)) {
       config.tls = tlsView(stored.config.tls, (path) => path in stored.secrets);
-    } else if (isObject(stored.config[field]))
+    } else if (isJsonObject(stored.config[field]))
       config[field] = objectView(definition, field, stored.config[field], stored.secrets);
     else if (
       definition &&
@@ -274,7 +271,7 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
 }
 
 function isObjectSchema(schema: unknown): boolean {
-  const type = isObject(schema) ? schema.type : undefined;
+  const type = isJsonObject(schema) ? schema.type : undefined;
   return type === 'object' || (Array.isArray(type) && type.includes('object'));
 }
 
@@ -290,7 +287,7 @@ function objectView(
 ): Config {
   const shown: Config = {};
   for (const [field, item] of Object.entries(value)) {
-    shown[field] = isObject(item) ? objectView(definition, `${path}.${field}`, item, secrets) : item;
+    shown[field] = isJsonObject(item) ? objectView(definition, `${path}.${field}`, item, secrets) : item;
   }
   // A signing certificate is shown by its facts, as config.tls's are, never as PEM.
   if (path === 'ws_security.signature') shown.certificate = signatureCertificateView(value.certificate);
@@ -316,7 +313,7 @@ export function resolveIntegration(
     const segments = path.split('.');
     let holder = config;
     for (const segment of segments.slice(0, -1)) {
-      if (!isObject(holder[segment])) holder[segment] = {};
+      if (!isJsonObject(holder[segment])) holder[segment] = {};
       holder = holder[segment] as Config;
     }
     holder[segments[segments.length - 1]] = value;

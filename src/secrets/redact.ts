@@ -1,3 +1,4 @@
+import { isJsonObject } from '../json-object.ts';
 import { RawJson } from '../transport/raw-json.ts';
 import type { SecretMatcher } from './secret-matcher.ts';
 
@@ -28,7 +29,7 @@ export function redactReply<T extends object>(reply: T, secrets: SecretMatcher):
     if (field in value) value[field] = redactValue(value[field], secrets);
   }
   const error = value.error;
-  if (isRecord(error)) {
+  if (isJsonObject(error)) {
     const { message, details, ...rest } = error;
     value.error = {
       ...rest,
@@ -52,13 +53,9 @@ function redactString(text: string, secrets: SecretMatcher, cutTail = false): st
 function redactValue(value: unknown, secrets: SecretMatcher, key?: string): unknown {
   if (typeof value === 'string') return redactString(value, secrets, key !== undefined && cutFields.has(key));
   if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
-  if (!isRecord(value) || value instanceof RawJson) return value;
+  if (!isJsonObject(value) || value instanceof RawJson) return value;
   // Object.fromEntries defines own properties: a key named __proto__ stays a plain key.
   return Object.fromEntries(
     Object.entries(value).map(([name, item]) => [redactString(name, secrets), redactValue(item, secrets, name)]),
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,5 @@
 import { validationFailed } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 
 export interface PageInfo {
   hasNextPage: boolean;
@@ -69,7 +70,7 @@ export function pageOfAnswer(answer: { data: unknown; errors?: unknown[] }, reco
  */
 export function extractRecords(data: unknown, recordsPath?: string): ExtractedRecords {
   if (recordsPath !== undefined) return recordsFrom(valueAtPath(data, parseRecordsPath(recordsPath)));
-  if (!isObject(data)) return recordsFrom(data);
+  if (!isJsonObject(data)) return recordsFrom(data);
   const rootFields = Object.keys(data);
   if (rootFields.length > 1) return { records: [data], totalSize: 1 };
   return recordsFrom(rootFields.length === 1 ? data[rootFields[0]] : null);
@@ -81,7 +82,7 @@ export function extractRecords(data: unknown, recordsPath?: string): ExtractedRe
  * @example countNonNullRootFields({ a: { id: 1 }, b: null }) // 1
  */
 export function countNonNullRootFields(data: unknown): number {
-  if (!isObject(data)) return 0;
+  if (!isJsonObject(data)) return 0;
   return Object.values(data).filter((value) => value !== null && value !== undefined).length;
 }
 
@@ -109,7 +110,7 @@ function valueAtPath(data: unknown, segments: string[]): unknown {
         throw invalidPath(`"${walked}" is a list; the next segment must be an index, not "${segment}".`);
       }
       value = value[Number(segment)];
-    } else if (isObject(value)) {
+    } else if (isJsonObject(value)) {
       // Own keys only: `__proto__` or `constructor` must not reach the prototype.
       if (!Object.hasOwn(value, segment)) {
         throw invalidPath(`the response has no "${segment}" under "${walked}"; the path must follow the query's fields.`);
@@ -125,9 +126,9 @@ function valueAtPath(data: unknown, segments: string[]): unknown {
 function recordsFrom(value: unknown): ExtractedRecords {
   if (value === null || value === undefined) return { records: [], totalSize: 0 };
   if (Array.isArray(value)) return { records: value, totalSize: value.length };
-  if (!isObject(value)) return { records: [value], totalSize: 1 };
+  if (!isJsonObject(value)) return { records: [value], totalSize: 1 };
   let records: unknown[];
-  if (Array.isArray(value.edges)) records = value.edges.map((edge) => (isObject(edge) ? (edge.node ?? null) : null));
+  if (Array.isArray(value.edges)) records = value.edges.map((edge) => (isJsonObject(edge) ? (edge.node ?? null) : null));
   else if (Array.isArray(value.nodes)) records = value.nodes;
   else return { records: [value], totalSize: 1 };
   const totalCount = countOf(value);
@@ -149,12 +150,8 @@ function countOf(connection: Record<string, unknown>): number | undefined {
 }
 
 function pageInfoOf(value: unknown): PageInfo | undefined {
-  if (!isObject(value) || typeof value.hasNextPage !== 'boolean') return undefined;
+  if (!isJsonObject(value) || typeof value.hasNextPage !== 'boolean') return undefined;
   return { hasNextPage: value.hasNextPage, endCursor: typeof value.endCursor === 'string' ? value.endCursor : null };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalidPath(message: string) {

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { headerNamed } from '../../transport/headers.ts';
 import { jsonBoundExceeded } from '../../transport/json-bounds.ts';
@@ -57,7 +58,7 @@ export function readGraphqlResponse(status: number, headers: Record<string, stri
   if (parsed === undefined) throw invalidResponse('is not a JSON object', status, headers, body);
   const { data } = parsed;
   const errors = anyErrorsOf(parsed.errors);
-  if (isObject(data)) return errors === undefined ? { data } : { data, errors };
+  if (isJsonObject(data)) return errors === undefined ? { data } : { data, errors };
   if (data !== null && data !== undefined) throw invalidResponse('has a `data` that is not an object', status, headers, body);
   if (errors !== undefined) throw graphqlErrors(errors, {});
   throw invalidResponse('has neither `data` nor `errors`', status, headers, body);
@@ -66,7 +67,8 @@ export function readGraphqlResponse(status: number, headers: Record<string, stri
 /** The first error's message, else the catalogue's sentence. */
 function graphqlErrors(errors: unknown[], details: Record<string, unknown>): ApiError {
   const first = errors[0];
-  const message = isObject(first) && typeof first.message === 'string' && first.message.trim() !== '' ? first.message : undefined;
+  const message =
+    isJsonObject(first) && typeof first.message === 'string' && first.message.trim() !== '' ? first.message : undefined;
   const error = new ApiError('graphql_errors', message, Object.keys(details).length > 0 ? details : undefined);
   error.upstreamErrors = errors;
   return error;
@@ -75,14 +77,14 @@ function graphqlErrors(errors: unknown[], details: Record<string, unknown>): Api
 /** Errors as the GraphQL spec shapes them; anything else (e.g. a proxy's `{"errors": "Not Found"}`) is not a GraphQL answer. */
 function specErrorsOf(value: unknown): unknown[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
-  return value.every((error) => isObject(error) && typeof error.message === 'string') ? value : undefined;
+  return value.every((error) => isJsonObject(error) && typeof error.message === 'string') ? value : undefined;
 }
 
 /** Errors from a 2xx GraphQL answer, leniently: a lone string or object becomes a one-item list. */
 function anyErrorsOf(value: unknown): unknown[] | undefined {
   if (value === null || value === undefined) return undefined;
   if (Array.isArray(value)) return value.length === 0 ? undefined : value;
-  return [isObject(value) ? value : { message: String(value) }];
+  return [isJsonObject(value) ? value : { message: String(value) }];
 }
 
 function invalidResponse(what: string, status: number, headers: Record<string, string>, body: Buffer): ApiError {
@@ -103,12 +105,8 @@ function jsonText(body: Buffer): string {
 function parseJsonObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

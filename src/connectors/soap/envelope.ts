@@ -1,4 +1,5 @@
 import { type ValidationIssue, validationFailed } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { xsiNamespace } from './namespaces.ts';
 import { escapeXml, hasXmlIllegalCharacter } from './xml.ts';
 
@@ -131,7 +132,7 @@ function renderEnvelope(input: EnvelopeInput): { xml: string; issues: Validation
   }
   const params = input.params ?? {};
   const attributes = params.$attributes;
-  if (namespace !== undefined && isPlainObject(attributes) && Object.hasOwn(attributes, 'xmlns')) {
+  if (namespace !== undefined && isJsonObject(attributes) && Object.hasOwn(attributes, 'xmlns')) {
     writer.issues.push({ path: 'params.$attributes.xmlns', message: 'the method element takes its xmlns from `namespace`' });
   }
   const headers = input.soapHeaders === undefined ? [] : Object.entries(input.soapHeaders);
@@ -172,7 +173,7 @@ export class XmlWriter {
     if (value === null) return `<${name}${namespace} xsi:nil="true"/>`;
     let attributes = '';
     let content: string;
-    if (isPlainObject(value)) {
+    if (isJsonObject(value)) {
       attributes = this.attributes(value.$attributes, `${path}.$attributes`);
       content = this.content(value, path);
     } else {
@@ -193,7 +194,7 @@ export class XmlWriter {
   /** `$attributes` as attribute text (` a="1" b="2"`). */
   attributes(value: unknown, path: string): string {
     if (value === undefined || value === null) return '';
-    if (!isPlainObject(value)) {
+    if (!isJsonObject(value)) {
       this.issues.push({ path, message: 'must be an object of attribute values' });
       return '';
     }
@@ -232,9 +233,4 @@ function checkedName(name: string, path: string, issues: ValidationIssue[], kind
   if (qualifiedName.test(name)) return name;
   issues.push({ path, message: `is not a valid XML ${kind} name` });
   return undefined;
-}
-
-/** A JSON object (not null, not an array): an element's content in params. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

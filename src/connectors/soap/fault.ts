@@ -1,4 +1,5 @@
-import { attributePrefix, childElement, elementText, elementValue, isXmlRecord } from './xml.ts';
+import { isJsonObject } from '../../json-object.ts';
+import { attributePrefix, childElement, elementText, elementValue } from './xml.ts';
 
 /** A SOAP 1.1 or 1.2 fault in the one shape of `soap_fault` details (docs/errors.md#soap_fault). */
 export interface SoapFault {
@@ -26,7 +27,7 @@ export interface SoapFault {
 export function parseSoapFault(document: unknown): SoapFault | undefined {
   const fault = childElement(childElement(childElement(document, 'Envelope'), 'Body'), 'Fault');
   if (fault === undefined) return undefined;
-  const node = isXmlRecord(fault) ? fault : {};
+  const node = isJsonObject(fault) ? fault : {};
   if (Object.hasOwn(node, 'Code') || Object.hasOwn(node, 'Reason')) {
     return {
       fault_code: codeChain(childElement(node, 'Code')),
@@ -53,9 +54,9 @@ function codeChain(code: unknown): string {
 }
 
 function reasonText(reason: unknown): string {
-  const texts = isXmlRecord(reason) && reason.Text !== undefined ? [reason.Text].flat() : [reason];
+  const texts = isJsonObject(reason) && reason.Text !== undefined ? [reason.Text].flat() : [reason];
   const english = texts.find((text) => {
-    const lang = isXmlRecord(text) ? text[`${attributePrefix}lang`] : undefined;
+    const lang = isJsonObject(text) ? text[`${attributePrefix}lang`] : undefined;
     return typeof lang === 'string' && /^en(?:-|$)/i.test(lang);
   });
   return elementText(english ?? texts[0]);

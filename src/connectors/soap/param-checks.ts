@@ -1,6 +1,7 @@
 import type { ValidationIssue } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { derivedType, typeKey, typeLabels } from './derived-types.ts';
-import { isPlainObject, valueKeys } from './envelope.ts';
+import { valueKeys } from './envelope.ts';
 import { facetProblem } from './facets.ts';
 import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-model.ts';
 
@@ -32,7 +33,7 @@ function checkComplex(
     checkSimple(model.text, value, path, issues);
     return;
   }
-  if (!isPlainObject(value)) {
+  if (!isJsonObject(value)) {
     issues.push({ path, message: `must be an object of the elements of ${owner}` });
     return;
   }
@@ -101,7 +102,7 @@ function withoutType(value: Record<string, unknown>): Record<string, unknown> {
  * namespace declarations are the caller's own: their namespaces cannot be told from the name.
  */
 function checkAttributes(model: ComplexModel, value: unknown, path: string, owner: string, issues: ValidationIssue[]): void {
-  if (!isPlainObject(value)) return; // the writer reports a $attributes that is no object
+  if (!isJsonObject(value)) return; // the writer reports a $attributes that is no object
   const declared = new Map((model.attributes ?? []).map((a) => [a.name, a]));
   for (const [name, item] of Object.entries(value)) {
     const attribute = declared.get(name);
@@ -131,7 +132,7 @@ function checkParticle(particle: Particle, value: unknown, path: string, issues:
 function checkSimple(model: SimpleModel, value: unknown, path: string, issues: ValidationIssue[]): void {
   if (typeof value === 'object' && value !== null && !(Array.isArray(value) && model.list !== undefined)) {
     // A simple element may still carry attributes: { $value, $attributes }.
-    if (isPlainObject(value) && Object.keys(value).every((k) => valueKeys.has(k))) {
+    if (isJsonObject(value) && Object.keys(value).every((k) => valueKeys.has(k))) {
       if (value.$value !== undefined) checkSimple(model, value.$value, `${path}.$value`, issues);
       return;
     }

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.ts';
-import { isPlainObject } from './envelope.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { carryXsiType } from './xml-reader.ts';
 
 /**
@@ -41,9 +41,9 @@ function resolve(
     count(budget);
     return value.map((item) => resolve(item, independent, resolving, depth + 1, budget));
   }
-  if (!isPlainObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   count(budget);
-  const attributes = isPlainObject(value.$attributes) ? value.$attributes : undefined;
+  const attributes = isJsonObject(value.$attributes) ? value.$attributes : undefined;
   const href = attributes?.href;
   if (typeof href === 'string' && href.startsWith('#')) {
     const id = href.slice(1);
@@ -71,8 +71,8 @@ function resolve(
 
 /** A resolved value with its element's bookkeeping attributes dropped and the accessor's own attributes added. */
 function withAttributes(value: unknown, accessor: Record<string, unknown>): unknown {
-  if (!isPlainObject(value)) return value;
-  const referenced = isPlainObject(value.$attributes) ? value.$attributes : {};
+  if (!isJsonObject(value)) return value;
+  const referenced = isJsonObject(value.$attributes) ? value.$attributes : {};
   const attributes = Object.fromEntries(
     [...Object.entries(referenced), ...Object.entries(accessor)].filter(([name]) => !bookkeeping.has(name)),
   );

@@ -1,10 +1,11 @@
 import { ApiError } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { headerNamed } from '../../transport/headers.ts';
 import { parseSoapFault } from './fault.ts';
 import { type Attachment, isMultipartRelated, unpackMultipart } from './mime.ts';
 import { resolveReferences } from './references.ts';
-import { attributePrefix, childElement, elementValue, isXmlRecord, parseXml, textKey } from './xml.ts';
+import { attributePrefix, childElement, elementValue, parseXml, textKey } from './xml.ts';
 import { XmlBoundExceeded } from './xml-bounds.ts';
 
 /**
@@ -92,7 +93,7 @@ export interface ReadOptions {
 /** Every element of the Body, by name, as `elementValue` shows them. */
 function bodyParts(soapBody: unknown): Record<string, unknown> {
   const value = elementValue(soapBody);
-  if (!isXmlRecord(value)) return {};
+  if (!isJsonObject(value)) return {};
   const { $attributes: _attributes, $value: _text, ...parts } = value;
   return parts;
 }
@@ -102,14 +103,14 @@ function bodyParts(soapBody: unknown): Record<string, unknown> {
  * accessors (`href="#id"`) resolved from the Body's other children that carry an `id` (references.ts).
  */
 function methodResult(soapBody: unknown): Record<string, unknown> {
-  if (!isXmlRecord(soapBody)) return {};
+  if (!isJsonObject(soapBody)) return {};
   const names = Object.keys(soapBody).filter((key) => key !== textKey && !key.startsWith(attributePrefix));
   if (names.length === 0) return {};
   const [name, ...others] = names;
   let value = elementValue(childElement(soapBody, name));
   const independent = independentElements(soapBody, others);
   if (independent.size > 0) value = resolveReferences(value, independent);
-  if (isXmlRecord(value)) return value;
+  if (isJsonObject(value)) return value;
   return value === '' || value === null ? {} : { $value: value };
 }
 
@@ -119,7 +120,7 @@ function independentElements(soapBody: Record<string, unknown>, names: string[])
   for (const name of names) {
     const nodes = soapBody[name];
     for (const node of Array.isArray(nodes) ? nodes : [nodes]) {
-      const id = isXmlRecord(node) ? node[`${attributePrefix}id`] : undefined;
+      const id = isJsonObject(node) ? node[`${attributePrefix}id`] : undefined;
       if (typeof id === 'string' && !byId.has(id)) byId.set(id, elementValue(node));
     }
   }

@@ -1,5 +1,6 @@
+import { isJsonObject } from '../../json-object.ts';
 import { typeKey, typeLabel } from './derived-types.ts';
-import { isPlainObject, valueKeys } from './envelope.ts';
+import { valueKeys } from './envelope.ts';
 import { xsdNamespaces } from './namespaces.ts';
 import { type ComplexModel, integerBuiltins, type SimpleModel, simpleModelOf, type TypeModel } from './schema-model.ts';
 import { xsiTypeOf } from './xml-reader.ts';
@@ -18,7 +19,7 @@ import { xsiTypeOf } from './xml-reader.ts';
  */
 export function shapeResult(declared: ComplexModel, value: unknown): unknown {
   if (value === '' && declared.text === undefined) return declared.arrayOf ? [] : {};
-  if (!isPlainObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const instance = xsiTypeOf(value);
   const derived = instance && declared.subtypes?.get(`{${instance.ns}}${instance.local}`);
   const model = derived ?? declared;
@@ -58,7 +59,7 @@ function shapeValue(declared: TypeModel, value: unknown): unknown {
   const model = instance !== undefined && xsdNamespaces.has(instance.ns) ? simpleModelOf(instance.local) : declared;
   // A simple type has no attributes of its own (XML Schema 3.14): attributes on it are the instance's own xsi:type
   // (rpc/encoded services put one on every value), so its text is the value.
-  if (isPlainObject(value) && Object.keys(value).every((key) => valueKeys.has(key))) {
+  if (isJsonObject(value) && Object.keys(value).every((key) => valueKeys.has(key))) {
     return typedText(model, typeof value.$value === 'string' ? value.$value : '');
   }
   return typeof value === 'string' ? typedText(model, value) : value;
@@ -70,7 +71,7 @@ function shapeValue(declared: TypeModel, value: unknown): unknown {
  * A declared attribute named `type` holding a plain word stays. Undefined when nothing is left.
  */
 function typeAnnotationsDropped(attributes: unknown): Record<string, unknown> | undefined {
-  if (!isPlainObject(attributes)) return undefined;
+  if (!isJsonObject(attributes)) return undefined;
   const kept = Object.entries(attributes).filter(
     ([name, value]) => !((name === 'type' || name === 'arrayType') && typeof value === 'string' && /^[^\s:]+:\S+$/.test(value)),
   );

@@ -1,6 +1,7 @@
 import { validationFailed } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { derivedType, typeKey } from './derived-types.ts';
-import { envelopeNamespaces, isPlainObject, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
+import { envelopeNamespaces, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
 import { soapEncodingNamespace, xmlNamespace, xsdNamespace, xsiNamespace } from './namespaces.ts';
 import type { ComplexModel, TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
@@ -88,7 +89,7 @@ class SchemaWriter {
     if (Array.isArray(value) && array !== undefined) {
       attributes = ` ${this.#name(soapEncodingNamespace, 'arrayType')}="${this.#itemType(array)}[${value.length}]"`;
       content = value.map((item, i) => this.#arrayItem(array, item, `${path}[${i}]`)).join('');
-    } else if (isPlainObject(value)) {
+    } else if (isJsonObject(value)) {
       // `$type` names a type derived from the declared one: written as its xsi:type, the content as that type's.
       const derived =
         model.kind === 'complex' && typeof value[typeKey] === 'string' ? derivedType(model, value[typeKey]) : undefined;
@@ -111,7 +112,7 @@ class SchemaWriter {
    */
   #attributes(model: TypeModel, attributes: unknown, path: string): string {
     const declared = model.kind === 'complex' ? model.attributes : undefined;
-    if (!isPlainObject(attributes) || !declared?.some((a) => a.ns !== '')) return this.raw.attributes(attributes, path);
+    if (!isJsonObject(attributes) || !declared?.some((a) => a.ns !== '')) return this.raw.attributes(attributes, path);
     let xml = '';
     const rest: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(attributes)) {

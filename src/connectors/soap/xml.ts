@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.ts';
+import { isJsonObject } from '../../json-object.ts';
 import { checkXmlBounds } from './xml-bounds.ts';
 import { attributePrefix, carryXsiType, readXml, textKey } from './xml-reader.ts';
 
@@ -79,7 +80,7 @@ const escapes: Record<string, string> = {
  */
 export function elementValue(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(elementValue);
-  if (!isXmlRecord(node)) return node === undefined || node === null ? '' : String(node);
+  if (!isJsonObject(node)) return node === undefined || node === null ? '' : String(node);
   const keys = Object.keys(node);
   let attributes: Record<string, string> | undefined;
   let text: string | undefined;
@@ -112,7 +113,7 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
 
 /** The first child element `name` of a parsed element (the first of repeated ones), if any. */
 export function childElement(node: unknown, name: string): unknown {
-  if (!isXmlRecord(node) || !Object.hasOwn(node, name)) return undefined;
+  if (!isJsonObject(node) || !Object.hasOwn(node, name)) return undefined;
   const child = node[name];
   return Array.isArray(child) ? child[0] : child;
 }
@@ -120,11 +121,6 @@ export function childElement(node: unknown, name: string): unknown {
 /** The text of a parsed element: itself when a string, its `textKey` when it has attributes or children, else `""`. */
 export function elementText(node: unknown): string {
   if (Array.isArray(node)) return elementText(node[0]);
-  if (isXmlRecord(node)) return typeof node[textKey] === 'string' ? node[textKey] : '';
+  if (isJsonObject(node)) return typeof node[textKey] === 'string' ? node[textKey] : '';
   return typeof node === 'string' ? node : '';
-}
-
-/** Whether a parsed node is an element with attributes or children (an object), not text or a list of repeats. */
-export function isXmlRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
