@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import fc from 'fast-check';
 import {
   buildEnvelope,
   envelopeIssues,
@@ -268,6 +269,46 @@ describe('buildEnvelope: the raw-mode request', () => {
     assert.equal((error.details as { issues: ValidationIssue[] }).issues.length, 2);
   });
 
+  test('property: checking alone finds exactly what building refuses, and building what checking allows', () => {
+    // envelopeIssues walks the request without writing it (the check before anything runs); buildEnvelope writes it.
+    const name = fc.oneof(
+      fc.constantFrom('a', 'b:c', 'x y', '1a', '$value', '$attributes', 'é', ''),
+      fc.string({ maxLength: 4 }),
+    );
+    const unit = fc.oneof(
+      fc.constantFrom('a', '&', '<', '\u0000', '\ud800', '\uffff'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    );
+    const scalar = fc.oneof(fc.string({ maxLength: 6, unit }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}));
+    const value = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        scalar,
+        fc.array(tie('value'), { maxLength: 3 }),
+        fc.dictionary(name, tie('value'), { maxKeys: 3 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(
+        name,
+        fc.dictionary(name, value, { maxKeys: 4 }),
+        fc.dictionary(name, value, { maxKeys: 2 }),
+        (method, params, soapHeaders) => {
+          const input = { version: '1.1' as const, namespace: 'urn:x', method, params, soapHeaders };
+          const issues = envelopeIssues(input);
+          let built: ValidationIssue[] = [];
+          try {
+            assert.match(buildEnvelope(input), /^<\?xml /);
+          } catch (error) {
+            built = (error as { details: { issues: ValidationIssue[] } }).details.issues;
+          }
+          assert.deepEqual(issues, built);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   test('$attributes must be an object', () => {
     assert.deepEqual(envelopeIssues({ version: '1.1', method: 'M', params: { e: { $attributes: 'x' } } }), [
       { path: 'params.e.$attributes', message: 'must be an object of attribute values' },
@@ -439,6 +480,22 @@ describe('parseXml: one safe parser configuration', () => {
 });
 
 describe('escapeXml and the XML character rules', () => {
+  test('property: the same text as replacing the characters XML cannot carry, then escaping the five and three', () => {
+    // The definition, written plainly; escapeXml only skips a replacement that would change nothing.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters XML 1.0 forbids are the point.
+    const illegal = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ud800-\udfff\ufffe\uffff]/gu;
+    const named: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+    const plainly = (text: string) =>
+      text.replace(illegal, '\ufffd').replace(/[&<>"'\t\n\r]/g, (c) => named[c] ?? `&#${c.charCodeAt(0)};`);
+    const text = fc.string({
+      unit: fc.oneof(fc.constantFrom(...'&<>"\'\t\n\r a\u0000\ufffe'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+    });
+    fc.assert(
+      fc.property(text, (t) => assert.equal(escapeXml(t), plainly(t))),
+      { numRuns: 1000 },
+    );
+  });
+
   test('escapes markup, both quotes and whitespace that parsers would normalise', () => {
     assert.equal(escapeXml(`<script>&"'`), '&lt;script&gt;&amp;&quot;&apos;');
     assert.equal(escapeXml('a\tb\nc\rd'), 'a&#9;b&#10;c&#13;d');

@@ -57,7 +57,7 @@ export function buildEnvelope(input: EnvelopeInput): string {
 
 /** Every problem `buildEnvelope` would refuse, with request paths, for checking a request before anything is sent. */
 export function envelopeIssues(input: EnvelopeInput): ValidationIssue[] {
-  return renderEnvelope(input).issues;
+  return renderEnvelope(input, false).issues;
 }
 
 /**
@@ -123,8 +123,8 @@ export function quotedSoapAction(action: string): string {
   return `"${ascii.replace(/["\\]/g, '\\$&')}"`;
 }
 
-function renderEnvelope(input: EnvelopeInput): { xml: string; issues: ValidationIssue[] } {
-  const writer = new XmlWriter(input.valueKeys);
+function renderEnvelope(input: EnvelopeInput, write = true): { xml: string; issues: ValidationIssue[] } {
+  const writer = new XmlWriter(input.valueKeys, write);
   const method = checkedName(input.method, 'method', writer.issues);
   const namespace = input.namespace === undefined || input.namespace === '' ? undefined : input.namespace;
   if (namespace !== undefined && hasXmlIllegalCharacter(namespace)) {
@@ -139,6 +139,7 @@ function renderEnvelope(input: EnvelopeInput): { xml: string; issues: Validation
   const header = headers.map(([name, value]) => writer.element(name, value, `soap_headers.${name}`)).join('');
   // With a bad method name the params are still walked, so every problem is reported at once.
   const body = writer.element(method ?? 'method', params, 'params', namespace);
+  if (!write) return { xml: '', issues: writer.issues };
   const xml =
     '<?xml version="1.0" encoding="utf-8"?>' +
     `<soap:Envelope xmlns:soap="${envelopeNamespaces[input.version]}" xmlns:xsi="${xsiNamespace}">` +
@@ -147,14 +148,20 @@ function renderEnvelope(input: EnvelopeInput): { xml: string; issues: Validation
   return { xml, issues: writer.issues };
 }
 
-/** Writes JSON-like values as XML elements, collecting every problem instead of stopping at the first. */
+/**
+ * Writes JSON-like values as XML elements, collecting every problem instead of stopping at the first. One made with
+ * `write` false only checks: it walks the same values and finds the same problems, and writes nothing (every text it
+ * returns is empty), so a request is checked before anything runs without building its envelope twice.
+ */
 export class XmlWriter {
   readonly issues: ValidationIssue[] = [];
   /** Keys of an object that are no elements. */
   readonly #valueKeys: ReadonlySet<string>;
+  readonly #write: boolean;
 
-  constructor(keys: ReadonlySet<string> = valueKeys) {
+  constructor(keys: ReadonlySet<string> = valueKeys, write = true) {
     this.#valueKeys = keys;
+    this.#write = write;
   }
 
   /** The element `name` holding `value` (several for an array, none for undefined); `path` names it in issues. */
@@ -169,8 +176,7 @@ export class XmlWriter {
         })
         .join('');
     }
-    const namespace = defaultNamespace === undefined ? '' : ` xmlns="${escapeXml(defaultNamespace)}"`;
-    if (value === null) return `<${name}${namespace} xsi:nil="true"/>`;
+    if (value === null) return this.#write ? `<${name}${xmlnsAttribute(defaultNamespace)} xsi:nil="true"/>` : '';
     let attributes = '';
     let content: string;
     if (isJsonObject(value)) {
@@ -179,6 +185,8 @@ export class XmlWriter {
     } else {
       content = this.text(value, path, 'must be a string, number, boolean, null, object or array');
     }
+    if (!this.#write) return '';
+    const namespace = xmlnsAttribute(defaultNamespace);
     const start = `<${name}${namespace}${attributes}`;
     return content === '' ? `${start}/>` : `${start}>${content}</${name}>`;
   }
@@ -203,7 +211,8 @@ export class XmlWriter {
       const attributePath = `${path}.${name}`;
       if (checkedName(name, attributePath, this.issues, 'attribute') === undefined) continue;
       if (attribute === undefined || attribute === null) continue;
-      xml += ` ${name}="${this.text(attribute, attributePath)}"`;
+      const text = this.text(attribute, attributePath);
+      if (this.#write) xml += ` ${name}="${text}"`;
     }
     return xml;
   }
@@ -212,13 +221,18 @@ export class XmlWriter {
   text(value: unknown, path: string, expected = 'must be a string, number or boolean'): string {
     if (typeof value === 'string') {
       if (hasXmlIllegalCharacter(value)) this.issues.push({ path, message: 'contains a character XML 1.0 cannot carry' });
-      return escapeXml(value);
+      return this.#write ? escapeXml(value) : '';
     }
-    if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+    if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+      return this.#write ? String(value) : '';
+    }
     this.issues.push({ path, message: expected });
     return '';
   }
 }
+
+/** ` xmlns="…"` for a default namespace, or nothing. */
+const xmlnsAttribute = (namespace: string | undefined) => (namespace === undefined ? '' : ` xmlns="${escapeXml(namespace)}"`);
 
 // XML 1.0 (5th edition) NameStartChar and NameChar, without the colon: an NCName.
 const nameStart =

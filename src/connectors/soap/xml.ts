@@ -42,8 +42,13 @@ export function parseXml(text: string): unknown {
  * @example escapeXml(`<a href="x">&'`) // '&lt;a href=&quot;x&quot;&gt;&amp;&apos;'
  */
 export function escapeXml(text: string): string {
-  return text.replace(xmlIllegalCharacters, '\ufffd').replace(/[&<>"'\t\n\r]/g, (c) => escapes[c]);
+  // Most texts need neither replacement, and a test is cheaper than a replace that copies the text.
+  const legal = xmlIllegalCharacter.test(text) ? text.replace(xmlIllegalCharacters, '\ufffd') : text;
+  return escaped.test(legal) ? legal.replace(escapedAll, (c) => escapes[c]) : legal;
 }
+
+const escaped = /[&<>"'\t\n\r]/;
+const escapedAll = new RegExp(escaped.source, 'g');
 
 /**
  * Whether the text holds a character XML 1.0 cannot carry, not even as a character reference.
