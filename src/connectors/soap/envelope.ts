@@ -158,6 +158,7 @@ export class XmlWriter {
   /** Keys of an object that are no elements. */
   readonly #valueKeys: ReadonlySet<string>;
   readonly #write: boolean;
+  readonly #validNames = new Set<string>();
 
   constructor(keys: ReadonlySet<string> = valueKeys, write = true) {
     this.#valueKeys = keys;
@@ -166,21 +167,21 @@ export class XmlWriter {
 
   /** The element `name` holding `value` (several for an array, none for undefined); `path` names it in issues. */
   element(name: string, value: unknown, path: string, defaultNamespace?: string): string {
-    if (checkedName(name, path, this.issues) === undefined || value === undefined) return '';
+    if (!this.#nameChecked(name, path) || value === undefined) return '';
     if (Array.isArray(value)) {
-      return value
-        .map((item, i) => {
-          if (!Array.isArray(item)) return this.element(name, item, `${path}.${i}`);
-          this.issues.push({ path: `${path}.${i}`, message: 'an array cannot directly hold another array' });
-          return '';
-        })
-        .join('');
+      let xml = '';
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i];
+        if (!Array.isArray(item)) xml += this.element(name, item, `${path}.${i}`);
+        else this.issues.push({ path: `${path}.${i}`, message: 'an array cannot directly hold another array' });
+      }
+      return xml;
     }
     if (value === null) return this.#write ? `<${name}${xmlnsAttribute(defaultNamespace)} xsi:nil="true"/>` : '';
     let attributes = '';
     let content: string;
     if (isJsonObject(value)) {
-      attributes = this.attributes(value.$attributes, `${path}.$attributes`);
+      if (value.$attributes !== undefined) attributes = this.attributes(value.$attributes, `${path}.$attributes`);
       content = this.content(value, path);
     } else {
       content = this.text(value, path, 'must be a string, number, boolean, null, object or array');
@@ -193,10 +194,18 @@ export class XmlWriter {
 
   private content(value: Record<string, unknown>, path: string): string {
     let xml = value.$value === undefined || value.$value === null ? '' : this.text(value.$value, `${path}.$value`);
-    for (const [key, child] of Object.entries(value)) {
-      if (!this.#valueKeys.has(key)) xml += this.element(key, child, `${path}.${key}`);
+    for (const key of Object.keys(value)) {
+      if (!this.#valueKeys.has(key)) xml += this.element(key, value[key], `${path}.${key}`);
     }
     return xml;
+  }
+
+  /** Whether `name` is a valid element name (else an issue on `path`); a request repeats its names, each tested once. */
+  #nameChecked(name: string, path: string): boolean {
+    if (this.#validNames.has(name)) return true;
+    if (checkedName(name, path, this.issues) === undefined) return false;
+    this.#validNames.add(name);
+    return true;
   }
 
   /** `$attributes` as attribute text (` a="1" b="2"`). */
