@@ -1,7 +1,7 @@
 import { type ValidationIssue, validationFailed } from '../../errors.ts';
 import { isJsonObject } from '../../json-object.ts';
 import { xsiNamespace } from './namespaces.ts';
-import { escapeXml, hasXmlIllegalCharacter } from './xml.ts';
+import { escapeMarkup, escapeXml, hasXmlIllegalCharacter } from './xml.ts';
 
 export type SoapVersion = '1.1' | '1.2';
 
@@ -229,7 +229,8 @@ export class XmlWriter {
   /** A scalar as escaped text. */
   text(value: unknown, path: string, expected = 'must be a string, number or boolean'): string {
     if (typeof value === 'string') {
-      if (hasXmlIllegalCharacter(value)) this.issues.push({ path, message: 'contains a character XML 1.0 cannot carry' });
+      if (!hasXmlIllegalCharacter(value)) return this.#write ? escapeMarkup(value) : '';
+      this.issues.push({ path, message: 'contains a character XML 1.0 cannot carry' });
       return this.#write ? escapeXml(value) : '';
     }
     if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {

@@ -46,6 +46,27 @@ export function writeWsdlEnvelope(input: WsdlEnvelopeInput): string {
   );
 }
 
+interface ParticleNames {
+  /** The names the type declares; any other key of a value is written where its `xsd:any` stands. */
+  declared: ReadonlySet<string>;
+  /** By particle: whether it is the first of its name. A name declared twice (two branches of a choice) is written once. */
+  written: readonly boolean[];
+}
+
+/** Per type model, computed on first use: every object of a large request would otherwise build them again. */
+const namesOfModels = new WeakMap<ComplexModel, ParticleNames>();
+
+function particleNames(model: ComplexModel): ParticleNames {
+  let names = namesOfModels.get(model);
+  if (names === undefined) {
+    const declared = new Set<string>();
+    const written = model.particles.map((particle) => !declared.has(particle.name) && Boolean(declared.add(particle.name)));
+    names = { declared, written };
+    namesOfModels.set(model, names);
+  }
+  return names;
+}
+
 class SchemaWriter {
   /** Writes what the schema leaves open, and collects the problems of names and values. */
   readonly raw = new XmlWriter();
@@ -80,7 +101,9 @@ class SchemaWriter {
       return `<${this.#name(ns, local)}>${items.join(' ')}</${this.#name(ns, local)}>`;
     }
     if (Array.isArray(value) && array === undefined) {
-      return value.map((item, i) => this.element(ns, local, model, item, `${path}[${i}]`)).join('');
+      let xml = '';
+      for (let i = 0; i < value.length; i++) xml += this.element(ns, local, model, value[i], `${path}[${i}]`);
+      return xml;
     }
     const tag = this.#name(ns, local);
     if (value === null) return `<${tag} xsi:nil="true"/>`;
@@ -126,26 +149,26 @@ class SchemaWriter {
 
   /** The child elements of `value` in the schema's order; undeclared ones where the type's `xsd:any` stands. */
   children(model: ComplexModel, value: Record<string, unknown>, path: string): string {
-    const declared = new Set(model.particles.map((p) => p.name));
-    const anyAt = model.anyAt ?? model.particles.length;
+    const { declared, written } = particleNames(model);
+    const particles = model.particles;
+    const anyAt = model.anyAt ?? particles.length;
     let xml = '';
-    const written = new Set<string>();
-    for (const [i, particle] of model.particles.entries()) {
+    for (let i = 0; i < particles.length; i++) {
       if (i === anyAt) xml += this.#undeclared(value, declared, path);
-      // A name declared twice (in two branches of a choice) is written once.
-      if (written.has(particle.name) || !Object.hasOwn(value, particle.name)) continue;
-      written.add(particle.name);
+      const particle = particles[i];
+      if (!written[i] || !Object.hasOwn(value, particle.name)) continue;
       const name = particle.elementName ?? particle.name;
       xml += this.element(particle.ns, name, particle.model, value[particle.name], `${path}.${particle.name}`);
     }
-    if (anyAt >= model.particles.length) xml += this.#undeclared(value, declared, path);
+    if (anyAt >= particles.length) xml += this.#undeclared(value, declared, path);
     return xml;
   }
 
-  #undeclared(value: Record<string, unknown>, declared: Set<string>, path: string): string {
+  #undeclared(value: Record<string, unknown>, declared: ReadonlySet<string>, path: string): string {
     let xml = '';
-    for (const [key, child] of Object.entries(value)) {
-      if (!valueKeys.has(key) && key !== typeKey && !declared.has(key)) xml += this.raw.element(key, child, `${path}.${key}`);
+    for (const key of Object.keys(value)) {
+      if (!valueKeys.has(key) && key !== typeKey && !declared.has(key))
+        xml += this.raw.element(key, value[key], `${path}.${key}`);
     }
     return xml;
   }

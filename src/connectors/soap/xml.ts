@@ -43,8 +43,12 @@ export function parseXml(text: string): unknown {
  */
 export function escapeXml(text: string): string {
   // Most texts need neither replacement, and a test is cheaper than a replace that copies the text.
-  const legal = xmlIllegalCharacter.test(text) ? text.replace(xmlIllegalCharacters, '\ufffd') : text;
-  return escaped.test(legal) ? legal.replace(escapedAll, (c) => escapes[c]) : legal;
+  return escapeMarkup(xmlIllegalCharacter.test(text) ? text.replace(xmlIllegalCharacters, '\ufffd') : text);
+}
+
+/** `escapeXml` of a text known to hold only characters XML can carry (`hasXmlIllegalCharacter` said so). */
+export function escapeMarkup(text: string): string {
+  return escaped.test(text) ? text.replace(escapedAll, (c) => escapes[c]) : text;
 }
 
 const escaped = /[&<>"'\t\n\r]/;
