@@ -1,7 +1,7 @@
 /**
  * The upstream of the warm SOAP bench (bench/soap.ts), in a process of its own: the calculator WSDL
  * (test/fixtures/soap/calculator.wsdl) at `GET /calc?wsdl`, and at `POST /calc` an answer made once and sent at
- * once: Add's (`<AddResult>5</AddResult>`), or for GetOrder an order of `lines` lines (about 10 MB for 100,000), so
+ * once: Add's (`<AddResult>5</AddResult>`), SumList's (its large request is what is measured), or for GetOrder an order of `lines` lines (about 10 MB for 100,000), so
  * that what is measured is the client.
  *   node bench/soap-upstream.ts LINES   → prints {"port": N} when listening on 127.0.0.1
  */
@@ -18,6 +18,9 @@ const envelope = (body: string) =>
       `<S:Body>${body}</S:Body></S:Envelope>`,
   );
 const add = envelope('<c:AddResponse xmlns:c="http://example.com/calculator"><c:AddResult>5</c:AddResult></c:AddResponse>');
+const sumList = envelope(
+  '<c:SumListResponse xmlns:c="http://example.com/calculator"><c:SumListResult>0</c:SumListResult></c:SumListResponse>',
+);
 const line = (i: number) =>
   `<c:lines><c:sku>SKU-${i}</c:sku><c:quantity>${i % 97}</c:quantity><c:price>${i}.25</c:price></c:lines>`;
 const order = envelope(
@@ -35,7 +38,8 @@ const server = createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const body = Buffer.concat(chunks).toString('utf8');
-    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(body.includes('GetOrder') ? order : add);
+    const answer = body.includes('GetOrder') ? order : body.includes('SumList') ? sumList : add;
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer);
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: (server.address() as AddressInfo).port })));

@@ -1,6 +1,7 @@
 /**
  * Warm SOAP calls, ours against node-soap's, each client in a process of its own (bench/run.ts runs it):
  *   node bench/soap-warm.ts engine|interchange|node-soap WSDL_URL ENDPOINT_URL METHOD PARAMS_JSON CALLS CONCURRENCY
+ * (PARAMS_JSON `numbers:N` is `{"numbers": [0, …, N-1]}`, SumList's large request.)
  * Prints {calls, seconds, perSecond, cpuMicrosPerCall, answer} (answer: the last answer's JSON, cut to 200 characters): after the WSDL is loaded and one call made, CALLS calls,
  * CONCURRENCY at a time, against ENDPOINT_URL (a local upstream answering at once, so that the client is what is
  * measured); CPU is this process's, user and system.
@@ -26,7 +27,11 @@ import { ExecuteBudget } from '../src/transport/budget.ts';
 import { withSoapApp } from './soap-app.ts';
 
 const [mode, wsdlUrl, endpoint, method, paramsJson, callsText, concurrencyText] = process.argv.slice(2);
-const params = JSON.parse(paramsJson ?? '{}');
+// `numbers:N` stands for `{"numbers": [0, 1, …, N-1]}`, a request too large for a command line.
+const numbersArgument = /^numbers:(\d+)$/.exec(paramsJson ?? '');
+const params = numbersArgument
+  ? { numbers: Array.from({ length: Number(numbersArgument[1]) }, (_, i) => i) }
+  : JSON.parse(paramsJson ?? '{}');
 const calls = Number(callsText ?? 2000);
 const concurrency = Number(concurrencyText ?? 4);
 

@@ -52,8 +52,9 @@ function checkComplex(
     checkComplex(derived.model, withoutType(value), path, derived.local, issues, noun);
     return;
   }
-  const byName = new Map<string, Particle>(model.particles.map((p) => [p.name, p]));
-  for (const [key, item] of Object.entries(value)) {
+  const byName = particlesByName(model);
+  for (const key of Object.keys(value)) {
+    const item = value[key];
     if (valueKeys.has(key)) {
       if (key === '$value' && model.text) checkSimple(model.text, item, `${path}.$value`, issues);
       if (key === '$attributes') checkAttributes(model, item, `${path}.$attributes`, owner, issues);
@@ -74,7 +75,7 @@ function checkComplex(
         continue;
       }
       if (!particle.repeated) issues.push({ path: `${path}.${key}`, message: 'takes one value, not a list' });
-      else for (const [i, one] of item.entries()) checkParticle(particle, one, `${path}.${key}[${i}]`, issues);
+      else for (let i = 0; i < item.length; i++) checkParticle(particle, item[i], `${path}.${key}[${i}]`, issues);
     } else {
       checkParticle(particle, item, `${path}.${key}`, issues);
     }
@@ -87,7 +88,22 @@ function checkComplex(
     const message = standIns.length === 0 ? 'is required' : `is required (or one of ${standIns.map((p) => p.name).join(', ')})`;
     issues.push({ path: `${path}.${particle.name}`, message });
   }
-  if (!Object.hasOwn(value, '$attributes')) checkAttributes(model, {}, `${path}.$attributes`, owner, issues);
+  if (!Object.hasOwn(value, '$attributes') && model.attributes?.some((a) => a.required)) {
+    checkAttributes(model, {}, `${path}.$attributes`, owner, issues);
+  }
+}
+
+/** Per type model, made on first use: every object of a large request would otherwise build it again. */
+const byNameOfModels = new WeakMap<ComplexModel, ReadonlyMap<string, Particle>>();
+
+/** A type's particles by name (of a name declared twice, the last). */
+function particlesByName(model: ComplexModel): ReadonlyMap<string, Particle> {
+  let byName = byNameOfModels.get(model);
+  if (byName === undefined) {
+    byName = new Map(model.particles.map((p) => [p.name, p]));
+    byNameOfModels.set(model, byName);
+  }
+  return byName;
 }
 
 /** A value without its `$type` (checked against the type it names). */
@@ -188,15 +204,19 @@ const base64Text = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
 /** An integer within [min, max], given as a JSON number or as its text (long values exceed a double). */
 function integerIn(min: bigint, max: bigint) {
+  // A safe integer (the usual JSON number) is compared as a number. A bound beyond the safe range rounds (or becomes
+  // ±Infinity), but stays beyond it, so every safe integer is on the same side of it as of the bound itself.
+  const low = Number(min);
+  const high = Number(max);
   return (value: unknown): boolean => {
-    let text: string;
+    let n: bigint;
     if (typeof value === 'number') {
+      if (Number.isSafeInteger(value)) return value >= low && value <= high;
       if (!Number.isInteger(value)) return false;
-      text = String(BigInt(value));
+      n = BigInt(value);
     } else if (typeof value === 'string' && integerText.test(value.trim())) {
-      text = value.trim();
+      n = BigInt(value.trim());
     } else return false;
-    const n = BigInt(text);
     return n >= min && n <= max;
   };
 }
