@@ -32,7 +32,23 @@ async function once(mode: string, args: string[]): Promise<Measured> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** The two tables, as Markdown. */
+const msPerCall = (measured: Measured[]) => median(measured.map((m) => (m.seconds * 1000) / m.calls));
+
+/** A table of calls made one at a time: each client's ms and CPU ms per call, and its time against node-soap's. */
+function timedTable(title: string, measured: Record<string, Measured[]>): string[] {
+  const baselineMs = msPerCall(measured['node-soap']);
+  return [
+    `| ${title} | ms per call | vs node-soap | CPU ms per call |`,
+    '|---|--:|--:|--:|',
+    ...modes.map((mode) => {
+      const ms = msPerCall(measured[mode]);
+      const cpu = median(measured[mode].map((m) => m.cpuMicrosPerCall / 1000));
+      return `| ${labels[mode]} | ${ms.toFixed(0)} | ${(ms / baselineMs).toFixed(2)}x | ${cpu.toFixed(0)} |`;
+    }),
+  ];
+}
+
+/** The three tables, as Markdown. */
 export async function runSoapBench(): Promise<string> {
   const upstream = await startServer<{ port: number }>(join(import.meta.dirname, 'soap-upstream.ts'), ['100000']);
   const base = `http://127.0.0.1:${upstream.info.port}/calc`;
@@ -48,9 +64,6 @@ export async function runSoapBench(): Promise<string> {
       }
     }
     const baseline = median(warm['node-soap'].map((m) => m.perSecond));
-    const msPerCall = (measured: Measured[]) => median(measured.map((m) => (m.seconds * 1000) / m.calls));
-    const baselineMs = msPerCall(large['node-soap']);
-    const requestBaselineMs = msPerCall(request['node-soap']);
     const lines = [
       '# SOAP, ours against node-soap',
       '',
@@ -64,21 +77,9 @@ export async function runSoapBench(): Promise<string> {
         return `| ${labels[mode]} | ${perSecond.toFixed(0)} | ${(perSecond / baseline).toFixed(2)}x | ${cpu.toFixed(0)} |`;
       }),
       '',
-      '| a 10 MB answer: GetOrder, 100,000 lines, one at a time | ms per call | vs node-soap | CPU ms per call |',
-      '|---|--:|--:|--:|',
-      ...modes.map((mode) => {
-        const ms = msPerCall(large[mode]);
-        const cpu = median(large[mode].map((m) => m.cpuMicrosPerCall / 1000));
-        return `| ${labels[mode]} | ${ms.toFixed(0)} | ${(ms / baselineMs).toFixed(2)}x | ${cpu.toFixed(0)} |`;
-      }),
+      ...timedTable('a 10 MB answer: GetOrder, 100,000 lines, one at a time', large),
       '',
-      '| a large request: SumList of 100,000 numbers (590 KB of JSON), one at a time | ms per call | vs node-soap | CPU ms per call |',
-      '|---|--:|--:|--:|',
-      ...modes.map((mode) => {
-        const ms = msPerCall(request[mode]);
-        const cpu = median(request[mode].map((m) => m.cpuMicrosPerCall / 1000));
-        return `| ${labels[mode]} | ${ms.toFixed(0)} | ${(ms / requestBaselineMs).toFixed(2)}x | ${cpu.toFixed(0)} |`;
-      }),
+      ...timedTable('a large request: SumList of 100,000 numbers (590 KB of JSON), one at a time', request),
     ];
     return lines.join('\n');
   } finally {
