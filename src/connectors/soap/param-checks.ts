@@ -3,7 +3,7 @@ import { isJsonObject } from '../../json-object.ts';
 import { derivedType, typeKey, typeLabels } from './derived-types.ts';
 import { valueKeys } from './envelope.ts';
 import { facetProblem } from './facets.ts';
-import type { ComplexModel, Particle, SimpleModel, TypeModel } from './schema-model.ts';
+import { type ComplexModel, type Particle, particleIndex, type SimpleModel, type TypeModel } from './schema-model.ts';
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full
@@ -52,7 +52,7 @@ function checkComplex(
     checkComplex(derived.model, withoutType(value), path, derived.local, issues, noun);
     return;
   }
-  const byName = particlesByName(model);
+  const { byName } = particleIndex(model);
   for (const key of Object.keys(value)) {
     const item = value[key];
     if (valueKeys.has(key)) {
@@ -91,19 +91,6 @@ function checkComplex(
   if (!Object.hasOwn(value, '$attributes') && model.attributes?.some((a) => a.required)) {
     checkAttributes(model, {}, `${path}.$attributes`, owner, issues);
   }
-}
-
-/** Per type model, made on first use: every object of a large request would otherwise build it again. */
-const byNameOfModels = new WeakMap<ComplexModel, ReadonlyMap<string, Particle>>();
-
-/** A type's particles by name (of a name declared twice, the last). */
-function particlesByName(model: ComplexModel): ReadonlyMap<string, Particle> {
-  let byName = byNameOfModels.get(model);
-  if (byName === undefined) {
-    byName = new Map(model.particles.map((p) => [p.name, p]));
-    byNameOfModels.set(model, byName);
-  }
-  return byName;
 }
 
 /** A value without its `$type` (checked against the type it names). */

@@ -2,7 +2,14 @@ import { isJsonObject } from '../../json-object.ts';
 import { typeKey, typeLabel } from './derived-types.ts';
 import { valueKeys } from './envelope.ts';
 import { xsdNamespaces } from './namespaces.ts';
-import { type ComplexModel, integerBuiltins, type SimpleModel, simpleModelOf, type TypeModel } from './schema-model.ts';
+import {
+  type ComplexModel,
+  integerBuiltins,
+  particleIndex,
+  type SimpleModel,
+  simpleModelOf,
+  type TypeModel,
+} from './schema-model.ts';
 import { xsiTypeOf } from './xml-reader.ts';
 
 /**
@@ -25,7 +32,7 @@ export function shapeResult(declared: ComplexModel, value: unknown): unknown {
   const model = derived ?? declared;
   if (model.arrayOf) return arrayItems(model.arrayOf, value);
   // By the name the element is written with; a part declared with element= is given under the part's name.
-  const byName = new Map(model.particles.map((p) => [p.elementName ?? p.name, p]));
+  const byName = particleIndex(model).byElementName;
   const attributes = typeAnnotationsDropped(value.$attributes);
   const shaped: Array<[string, unknown]> = [];
   if (derived && instance) shaped.push([typeKey, typeLabel(declared, instance.ns, instance.local)]);

@@ -102,6 +102,38 @@ function simple(builtin: string): SimpleModel {
   return { kind: 'simple', type: `xs:${builtin}`, builtin };
 }
 
+/** A complex type's particles looked up by name, for the checks, the writer and the answer's shaping alike. */
+export interface ParticleIndex {
+  /** Each declared name's particle (of a name declared twice, in two branches of a choice, the last). */
+  byName: ReadonlyMap<string, Particle>;
+  /** The same by the name the element is written with: a part declared with `element=` is under its element's name. */
+  byElementName: ReadonlyMap<string, Particle>;
+  /** By position: whether the particle is the first of its name (a name declared twice is written once). */
+  firstOfName: readonly boolean[];
+}
+
+const particleIndexes = new WeakMap<ComplexModel, ParticleIndex>();
+
+/**
+ * The index of a compiled type's particles, made on its first use and kept with the model: every object of a large
+ * request or answer would otherwise build it again.
+ */
+export function particleIndex(model: ComplexModel): ParticleIndex {
+  let index = particleIndexes.get(model);
+  if (index === undefined) {
+    const byName = new Map<string, Particle>();
+    const firstOfName = model.particles.map((particle) => {
+      const first = !byName.has(particle.name);
+      byName.set(particle.name, particle);
+      return first;
+    });
+    const byElementName = new Map(model.particles.map((p) => [p.elementName ?? p.name, p]));
+    index = { byName, byElementName, firstOfName };
+    particleIndexes.set(model, index);
+  }
+  return index;
+}
+
 /** The model of a built-in simple type, by its local name (`anyType`: anything goes). */
 export function simpleModelOf(builtin: string): SimpleModel {
   return simple(builtin);

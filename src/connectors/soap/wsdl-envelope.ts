@@ -3,7 +3,7 @@ import { isJsonObject } from '../../json-object.ts';
 import { derivedType, typeKey } from './derived-types.ts';
 import { envelopeNamespaces, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
 import { soapEncodingNamespace, xmlNamespace, xsdNamespace, xsiNamespace } from './namespaces.ts';
-import type { ComplexModel, TypeModel } from './schema-model.ts';
+import { type ComplexModel, particleIndex, type TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
 
 export interface WsdlEnvelopeInput {
@@ -46,26 +46,8 @@ export function writeWsdlEnvelope(input: WsdlEnvelopeInput): string {
   );
 }
 
-interface ParticleNames {
-  /** The names the type declares; any other key of a value is written where its `xsd:any` stands. */
-  declared: ReadonlySet<string>;
-  /** By particle: whether it is the first of its name. A name declared twice (two branches of a choice) is written once. */
-  written: readonly boolean[];
-}
-
-/** Per type model, computed on first use: every object of a large request would otherwise build them again. */
-const namesOfModels = new WeakMap<ComplexModel, ParticleNames>();
-
-function particleNames(model: ComplexModel): ParticleNames {
-  let names = namesOfModels.get(model);
-  if (names === undefined) {
-    const declared = new Set<string>();
-    const written = model.particles.map((particle) => !declared.has(particle.name) && Boolean(declared.add(particle.name)));
-    names = { declared, written };
-    namesOfModels.set(model, names);
-  }
-  return names;
-}
+/** What a simple type declares: no child elements. */
+const noneDeclared: ReadonlyMap<string, unknown> = new Map();
 
 class SchemaWriter {
   /** Writes what the schema leaves open, and collects the problems of names and values. */
@@ -122,7 +104,7 @@ class SchemaWriter {
       }
       attributes += this.#attributes(model, value.$attributes, `${path}.$attributes`);
       if (value.$value !== undefined && value.$value !== null) content = this.raw.text(value.$value, `${path}.$value`);
-      content += model.kind === 'complex' ? this.children(model, value, path) : this.#undeclared(value, new Set(), path);
+      content += model.kind === 'complex' ? this.children(model, value, path) : this.#undeclared(value, noneDeclared, path);
     } else {
       content = this.raw.text(value, path, 'must be a string, number, boolean, null, object or array');
     }
@@ -149,14 +131,14 @@ class SchemaWriter {
 
   /** The child elements of `value` in the schema's order; undeclared ones where the type's `xsd:any` stands. */
   children(model: ComplexModel, value: Record<string, unknown>, path: string): string {
-    const { declared, written } = particleNames(model);
+    const { byName: declared, firstOfName } = particleIndex(model);
     const particles = model.particles;
     const anyAt = model.anyAt ?? particles.length;
     let xml = '';
     for (let i = 0; i < particles.length; i++) {
       if (i === anyAt) xml += this.#undeclared(value, declared, path);
       const particle = particles[i];
-      if (!written[i] || !Object.hasOwn(value, particle.name)) continue;
+      if (!firstOfName[i] || !Object.hasOwn(value, particle.name)) continue;
       const name = particle.elementName ?? particle.name;
       xml += this.element(particle.ns, name, particle.model, value[particle.name], `${path}.${particle.name}`);
     }
@@ -164,7 +146,7 @@ class SchemaWriter {
     return xml;
   }
 
-  #undeclared(value: Record<string, unknown>, declared: ReadonlySet<string>, path: string): string {
+  #undeclared(value: Record<string, unknown>, declared: ReadonlyMap<string, unknown>, path: string): string {
     let xml = '';
     for (const key of Object.keys(value)) {
       if (!valueKeys.has(key) && key !== typeKey && !declared.has(key))
