@@ -54,9 +54,11 @@ import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
+import { StorageHealth } from './storage/availability.ts';
 import { migrate, openStorage, type Storage } from './storage/database.ts';
 import { ExecutionLog } from './storage/execution-log.ts';
 import { dropExpiredResults, unfinishedExecutions } from './storage/executions.ts';
+import { HeldAnswers } from './storage/held-answers.ts';
 import { registerTracing } from './telemetry/http.ts';
 import { AnswerWorkers } from './transport/answer-workers.ts';
 import { type DeliveryJob, type DeliverySettings, defaultDeliverySettings, WebhookDeliverer } from './webhooks/delivery.ts';
@@ -227,7 +229,9 @@ async function assemble(
     }
   });
 
-  registerErrorHandling(app);
+  // Whether storage takes writes now; what it refuses meanwhile is held and written when it answers again.
+  const health = new StorageHealth({ db: storage.db, log: app.log });
+  registerErrorHandling(app, { storageFailed: (error) => health.failed(error) });
   // Traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing is loaded otherwise); before the routes, so their requests get spans.
   await registerTracing(app);
   registerRequestLog(app);
@@ -304,7 +308,7 @@ async function assemble(
     settings: deliverySettings,
     onDisabled: () => void webhooks?.refresh().catch((e) => app.log.warn({ err: e }, 'webhooks refresh failed')),
   });
-  webhooks = new Webhooks({ db: storage.db, queue, deliverer, log: app.log, refreshMs, now: deliverySettings.now });
+  webhooks = new Webhooks({ db: storage.db, queue, deliverer, log: app.log, refreshMs, now: deliverySettings.now, health });
   await webhooks.start();
   const ctx: AppContext = {
     config,
@@ -341,7 +345,8 @@ async function assemble(
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       cacheMs: config.keyCacheMs,
     }),
-    executions: new ExecutionLog(storage.db, app.log),
+    executions: new ExecutionLog(storage.db, app.log, { health }),
+    storageHealth: health,
     queue,
     events: webhooks,
     queueMetrics,
@@ -357,8 +362,12 @@ async function assemble(
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
     : undefined;
   registerAuth(app, { ...ctx, db: storage.db, cache: ctx.keyCache });
-  registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000 });
+  // Idempotency answers a stopped process left in the spool are written before this one takes keys.
+  if (config.spoolDir) await HeldAnswers.reconcile(storage.db, config.spoolDir, app.log);
+  const answers = new HeldAnswers({ db: storage.db, health, log: app.log, spoolDir: config.spoolDir });
+  registerIdempotency(app, { db: storage.db, leaseMs: config.executeDeadlineSeconds * 1000, answers });
   metrics.watch({
+    storage: health,
     connectorStats: () => registry.stats(),
     usageFlushLagSeconds: () => ctx.usage.lagSeconds(),
     turnsWaiting: () => ctx.turns.waiting,
@@ -397,8 +406,11 @@ async function assemble(
     clearInterval(resultSweep);
     // Events being stored are written before the queue stops; deliveries still pending stay queued for the next start.
     await webhooks.close();
+    // Runs waiting for storage to take their ends give up now (their jobs run again on the next start).
+    health.close();
     await queue.stop(5000);
     await ctx.executions.close();
+    await answers.close();
     await ctx.usage.close();
     await dispatchers.close();
     await dispatcher.close();

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { isCidr } from './egress/policy.ts';
 import { type ProxySettings, proxySettingsFromEnv } from './egress/proxy-env.ts';
 
@@ -86,6 +86,12 @@ export interface Config {
   readonly workerHeartbeatSeconds: number;
   /** IX_WEBHOOK_ALLOW_PRIVATE: whether webhook URLs may be private addresses (default: IX_EGRESS_ALLOW_PRIVATE). */
   readonly webhookAllowPrivate: boolean;
+  /**
+   * IX_SPOOL_DIR: where idempotency answers that storage could not take are kept until it does, so that a process
+   * that dies meanwhile leaves them to the next start (docs/execute.md#when-storage-fails). Default: `spool` beside
+   * the SQLite file, `./data/spool` on PostgreSQL; none for an in-memory database.
+   */
+  readonly spoolDir: string | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -277,7 +283,17 @@ export function loadConfig(env: Env = process.env): Config {
     // pg-boss's least: 10 s. A job whose process died waits this long (and up to as long again) before it runs again.
     workerHeartbeatSeconds: integer(env, 'IX_WORKER_HEARTBEAT_SECONDS', 30, 10, 3600),
     webhookAllowPrivate: boolean(env, 'IX_WEBHOOK_ALLOW_PRIVATE', boolean(env, 'IX_EGRESS_ALLOW_PRIVATE', true)),
+    spoolDir: spoolDir(env),
   });
+}
+
+/** IX_SPOOL_DIR resolved, or its default for DATABASE_URL (see Config.spoolDir). */
+function spoolDir(env: Env): string | undefined {
+  if (env.IX_SPOOL_DIR) return resolve(env.IX_SPOOL_DIR);
+  const url = databaseUrl(env);
+  if (!url.startsWith('sqlite:')) return resolve('data/spool');
+  const path = sqlitePath(url);
+  return path === ':memory:' ? undefined : join(dirname(path), 'spool');
 }
 
 /** The file path of a `sqlite:` URL, resolved against the working directory. */

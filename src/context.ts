@@ -13,6 +13,7 @@ import type { QueueMetrics } from './queue/metrics.ts';
 import type { CircuitBreakers } from './resilience/breaker.ts';
 import type { IntegrationConcurrency } from './resilience/integration-concurrency.ts';
 import type { ResilienceMetrics } from './resilience/metrics.ts';
+import type { StorageHealth } from './storage/availability.ts';
 import type { Storage } from './storage/database.ts';
 import type { ExecutionLog } from './storage/execution-log.ts';
 
@@ -34,6 +35,8 @@ export interface AppContext {
   registry: ConnectorRegistry;
   /** The executions log, written behind in batches. */
   executions: ExecutionLog;
+  /** Whether storage takes writes now (executes are refused before they send while it does not). */
+  storageHealth: StorageHealth;
   /** People: signing keys, access tokens, sessions and the account lockout. */
   people: People;
   /** Shares the event loop's time among tenants: each tenant request's work takes a turn when it starts or resumes. */

@@ -31,6 +31,7 @@ import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { redactReply } from '../secrets/redact.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
+import { isStorageUnavailable, storageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
 import {
   cancelExecution,
@@ -300,6 +301,8 @@ export class ExecutionService {
    * callback, not an async function's `finally`: a suspended async function keeps its frame for the whole call.
    */
   execute(call: ExecuteCall): Promise<ExecuteAnswer> {
+    // Storage that cannot take this call's record now: refused before anything is sent (docs/execute.md#when-storage-fails).
+    if (!this.#ctx.storageHealth.available) return Promise.reject(storageUnavailable());
     const release = this.#slots.tryAcquire(call.tenantId);
     if (!release) {
       const refused = new ApiError(
@@ -353,6 +356,7 @@ export class ExecutionService {
    * as `queued` with its job in one transaction: both or neither.
    */
   async accept(call: ExecuteCall): Promise<Acceptance> {
+    if (!this.#ctx.storageHealth.available) throw storageUnavailable();
     const stored = await this.#integration(call);
     const executionId = newExecutionId();
     const startedAt = nowIso();
@@ -545,13 +549,25 @@ export class ExecutionService {
     const finishedAt = new Date();
     const finished: Execution = { ...execution, ...endOf(outcome, reply), finished_at: finishedAt.toISOString() };
     const expiresAt = new Date(finishedAt.getTime() + config.resultRetentionHours * 3_600_000).toISOString();
-    // The end and its event in one transaction: a crash between them cannot lose the event.
-    let delivering = false;
-    await storage.db.transaction().execute(async (trx) => {
-      const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
-      if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text));
-    });
-    if (delivering) this.#queue.committed('webhook-deliveries');
+    // The end and its event in one transaction: a crash between them cannot lose the event. Storage that cannot take
+    // them now is waited for, the answer held by this run: the execution ends with the answer the upstream gave, not
+    // as unknown (docs/async.md#when-storage-fails). Only the app closing gives up, and the job then runs again.
+    const health = this.#ctx.storageHealth;
+    for (;;) {
+      try {
+        let delivering = false;
+        await storage.db.transaction().execute(async (trx) => {
+          const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
+          if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text));
+        });
+        if (delivering) this.#queue.committed('webhook-deliveries');
+        return;
+      } catch (error) {
+        if (!isStorageUnavailable(error) || health.closed) throw error;
+        health.failed(error);
+        await health.returned();
+      }
+    }
   }
 
   #record(call: ExecuteCall, outcome: Outcome, reply: Reply, startedAt: string, mode: 'sync' | 'async'): void {

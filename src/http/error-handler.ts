@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, errorBody, errorCatalogue, validationFailed } from '../errors.ts';
+import { isStorageUnavailable, storageUnavailable } from '../storage/availability.ts';
 import { toIssues } from './validation.ts';
 
 export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';
@@ -22,9 +23,13 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_ASYNC_CONSTRAINT: 'bad_request',
 };
 
-/** Turns any thrown value into a catalogue error; unknown errors become a bare internal_error. */
+/**
+ * Turns any thrown value into a catalogue error: storage that cannot be used now is `503 service_unavailable` (reason
+ * `storage`, with Retry-After); undefined for an unknown error, which the caller answers as a bare internal_error.
+ */
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (isStorageUnavailable(error)) return storageUnavailable();
   const e = error as FastifyError;
   if (e?.validation) return validationFailed(toIssues(e.validation as never));
   if (e?.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -58,9 +63,14 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send(errorBody(error.code, error.message, reply.request.id, error.details, error.upstreamErrors));
 }
 
-/** One error handler: our errors as they are, framework errors mapped, unknown errors never shown. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * One error handler: our errors as they are, framework errors mapped, unknown errors never shown. A storage error is
+ * told to `storageFailed` (the instance's StorageHealth) before it is answered 503.
+ */
+export function registerErrorHandling(app: FastifyInstance, options: { storageFailed?: (error: unknown) => void } = {}): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // Logged once by the health when storage goes away, not for each request it refuses (their log lines say 503).
+    if (isStorageUnavailable(error)) options.storageFailed?.(error);
     const known = toApiError(error);
     if (known) return sendError(reply, known);
     request.log.error({ err: error }, 'unhandled error');

@@ -3,7 +3,8 @@ import { caller } from '../auth/authenticate.ts';
 import { ApiError } from '../errors.ts';
 import { requestFingerprint } from '../execution/fingerprint.ts';
 import type { Db } from '../storage/database.ts';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../storage/idempotency.ts';
+import type { HeldAnswers } from '../storage/held-answers.ts';
+import { claimIdempotencyKey } from '../storage/idempotency.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,12 +27,15 @@ declare module 'fastify' {
  * - before the handler, the key is claimed for the tenant with a fingerprint of the route's `id` and the body: the
  *   first answer is replayed (`Idempotent-Replayed: true`, this request's id as `request_id`), a request still
  *   running is `409 conflict`, the key used with another request `422 idempotency_key_reused`;
- * - when the answer is sent, it is kept for 24 h, unless it is a refusal the caller can correct (4xx) or our own bug
- *   (500) and no write reached the upstream: then the key is given back, so that a retry runs.
+ * - when the answer is sent, it is kept for 24 h, unless no write reached the upstream and it is a failure other than
+ *   the upstream's (anything from 400 but 502 and 504: a refusal the caller can correct, our own bug, a 503 that says
+ *   to come back): then the key is given back, so that a retry runs.
+ * - storage that cannot take the answer now does not change it: the answer is held (`answers`) and written when storage
+ *   returns, the key staying claimed meanwhile (docs/execute.md#when-storage-fails).
  * A claim left by a killed process is free again after `leaseMs` (the execute deadline).
  */
-export function registerIdempotency(app: FastifyInstance, options: { db: Db; leaseMs: number }): void {
-  const { db, leaseMs } = options;
+export function registerIdempotency(app: FastifyInstance, options: { db: Db; leaseMs: number; answers: HeldAnswers }): void {
+  const { db, leaseMs, answers } = options;
   app.decorateRequest('idempotencyClaim', null);
   app.decorateRequest('reachedUpstream', false);
 
@@ -69,9 +73,9 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
     const claimed = request.idempotencyClaim;
     if (!claimed) return;
     request.idempotencyClaim = null;
-    const giveBack = status >= 400 && status <= 500 && !request.reachedUpstream;
-    if (giveBack) await releaseIdempotencyKey(db, claimed.tenantId, claimed.key);
-    else await completeIdempotencyKey(db, claimed.tenantId, claimed.key, status, String(payload));
+    const { tenantId, key } = claimed;
+    if (givesKeyBack(status, request.reachedUpstream)) await answers.settle({ tenantId, key, kind: 'release' });
+    else await answers.settle({ tenantId, key, kind: 'complete', status, response: String(payload) });
   }
 
   // Hooks only on the routes that declare it, synchronous when the request has no key (the common case).
@@ -106,4 +110,9 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
       },
     ];
   });
+}
+
+/** Whether a keyed request's answer gives its key back rather than being kept for replay (see registerIdempotency). */
+export function givesKeyBack(status: number, reachedUpstream: boolean): boolean {
+  return !reachedUpstream && status >= 400 && status !== 502 && status !== 504;
 }

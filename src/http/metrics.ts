@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ConnectorStats } from '../connectors/connector.ts';
+import type { StorageHealth } from '../storage/availability.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,6 +17,8 @@ export interface MetricSources {
   usageFlushLagSeconds(): number;
   /** Requests waiting for their tenant's turn of the event loop (FairTurns). */
   turnsWaiting(): number;
+  /** Whether storage takes writes, and what is held until it does (docs/execute.md#when-storage-fails). */
+  storage: Pick<StorageHealth, 'available' | 'held' | 'droppedWrites'>;
 }
 
 const upstreamBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -105,6 +108,33 @@ export function registerMetrics(app: FastifyInstance): { registry: Registry; wat
     registers,
     collect() {
       this.set(sources?.turnsWaiting() ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'ix_storage_available',
+    help: 'Whether storage takes writes now (1), or is unavailable or still has writes held for it (0): executes are refused with 503 meanwhile',
+    registers,
+    collect() {
+      this.set(sources?.storage.available === false ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'ix_storage_held_writes',
+    help: 'Writes storage refused while unavailable, held in memory to be written when it answers (execution records, idempotency answers, webhook events)',
+    registers,
+    collect() {
+      this.set(sources?.storage.held ?? 0);
+    },
+  });
+  new Counter({
+    name: 'ix_storage_dropped_writes_total',
+    help: 'Writes given up on because storage stayed unavailable until their holder was full, by kind',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [kind, count] of sources?.storage.droppedWrites ?? []) this.inc({ kind }, count);
     },
   });
 

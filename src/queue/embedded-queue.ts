@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
+import { dbTime } from '../storage/db-clock.ts';
 import {
   type JobHandler,
   type JobQueue,
@@ -137,7 +138,7 @@ export class EmbeddedQueue implements JobQueue {
 
   async #take(queue: QueueName): Promise<JobRow | undefined> {
     const now = new Date().toISOString();
-    const { rows } = await sql<JobRow>`update ix_jobs set state = 'active', heartbeat_at = ${now}
+    const { rows } = await sql<JobRow>`update ix_jobs set state = 'active', heartbeat_at = ${dbTime(this.#db)}
       where id = (select id from ix_jobs where queue = ${queue} and state = 'created' and start_after <= ${now}
                   order by start_after, created_at limit 1)
       returning id, data, retry_count`.execute(this.#db);
@@ -174,14 +175,16 @@ export class EmbeddedQueue implements JobQueue {
   async #beat(): Promise<void> {
     const ids = [...this.#running.keys()];
     if (ids.length === 0) return;
-    const now = new Date().toISOString();
-    await sql`update ix_jobs set heartbeat_at = ${now}
+    await sql`update ix_jobs set heartbeat_at = ${dbTime(this.#db)}
       where id in (select value from json_each(${JSON.stringify(ids)}))`.execute(this.#db);
   }
 
-  /** Makes ready again every running job whose heartbeat stopped: its process died. */
+  /**
+   * Makes ready again every running job whose heartbeat stopped: its process died. Heartbeats are written and judged by
+   * the database's clock (dbTime), so a process whose own clock runs ahead does not take a live job for a dead one.
+   */
   async #recover(): Promise<void> {
-    const stale = new Date(Date.now() - this.#settings.heartbeatSeconds * 1000).toISOString();
+    const stale = dbTime(this.#db, -this.#settings.heartbeatSeconds * 1000);
     const { rows } = await sql<{ id: string }>`update ix_jobs set state = 'created', retry_count = retry_count + 1
       where state = 'active' and heartbeat_at < ${stale} returning id`.execute(this.#db);
     if (rows.length > 0) {

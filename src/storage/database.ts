@@ -70,10 +70,13 @@ export function openStorage(databaseUrl: string, options: { pgPoolMax?: number }
     // pg is loaded only for PostgreSQL: the embedded default does without it.
     const pg = requireModule('pg') as typeof import('pg');
     const pool = new pg.Pool({ connectionString: databaseUrl, max: options.pgPoolMax ?? 10 });
-    // An idle connection that the server ends (a restart, a failover, an idle-session kill) is an 'error' on the
-    // pool; unheard, it is an uncaught exception that takes the process down. The pool has already dropped that
-    // client and the next query opens a new one; a query in flight reports its own failure.
+    // A connection that the server ends (a restart, a failover, an idle-session kill) is an 'error' event; unheard,
+    // it is an uncaught exception that takes the process down. The pool hears it for idle clients only, so every
+    // client gets a listener of its own when it connects: one checked out for a transaction, between two statements,
+    // is covered too. The pool drops such a client when it comes back, and the next query opens a new one; a query
+    // in flight reports its own failure (answered 503, src/storage/availability.ts).
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', dataDir: undefined, location: displayUrl(databaseUrl), close: () => db.destroy() };
   }

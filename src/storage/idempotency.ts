@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { dbTime } from './db-clock.ts';
 
 export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
 
@@ -7,10 +8,11 @@ const purgeIntervalMs = 60 * 1000;
 const lastPurge = new WeakMap<Db, number>();
 
 /** Deletes every expired entry (each one would otherwise stay until its own key came back), at most once a minute. */
-async function purgeExpired(db: Db, now: number): Promise<void> {
+async function purgeExpired(db: Db): Promise<void> {
+  const now = performance.now();
   if (now - (lastPurge.get(db) ?? Number.NEGATIVE_INFINITY) < purgeIntervalMs) return;
   lastPurge.set(db, now);
-  await db.deleteFrom('idempotency_keys').where('expires_at', '<=', new Date(now).toISOString()).execute();
+  await db.deleteFrom('idempotency_keys').where('expires_at', '<=', dbTime(db)).execute();
 }
 
 export type Claim =
@@ -23,7 +25,8 @@ export type Claim =
  * Claims `key` for a request with `fingerprint`. The insert is the lock: of two concurrent
  * requests with one key exactly one gets `claimed`, so only one reaches the upstream. A pending
  * claim older than `abandonAfterMs` (the execute deadline: no live request runs longer) belonged to
- * a request that died with its process, and is free again.
+ * a request that died with its process, and is free again. Every time here is the database's (dbTime): instances
+ * whose clocks differ judge a claim alike.
  */
 export async function claimIdempotencyKey(
   db: Db,
@@ -32,8 +35,7 @@ export async function claimIdempotencyKey(
   fingerprint: string,
   abandonAfterMs: number,
 ): Promise<Claim> {
-  const now = Date.now();
-  await purgeExpired(db, now);
+  await purgeExpired(db);
   // Expired or abandoned entries give the key back.
   await db
     .deleteFrom('idempotency_keys')
@@ -41,8 +43,8 @@ export async function claimIdempotencyKey(
     .where('key', '=', key)
     .where((eb) =>
       eb.or([
-        eb('expires_at', '<=', new Date(now).toISOString()),
-        eb.and([eb('state', '=', 'pending'), eb('created_at', '<=', new Date(now - abandonAfterMs).toISOString())]),
+        eb('expires_at', '<=', dbTime(db)),
+        eb.and([eb('state', '=', 'pending'), eb('created_at', '<=', dbTime(db, -abandonAfterMs))]),
       ]),
     )
     .execute();
@@ -55,8 +57,8 @@ export async function claimIdempotencyKey(
       state: 'pending',
       http_status: null,
       response: null,
-      created_at: new Date(now).toISOString(),
-      expires_at: new Date(now + idempotencyTtlMs).toISOString(),
+      created_at: dbTime(db),
+      expires_at: dbTime(db, idempotencyTtlMs),
     })
     .onConflict((c) => c.columns(['tenant_id', 'key']).doNothing())
     .executeTakeFirst();
@@ -74,6 +76,7 @@ export async function claimIdempotencyKey(
   return { kind: 'replay', status: Number(existing.http_status), response: existing.response };
 }
 
+/** Keeps the answer of a claimed key for replay. */
 export async function completeIdempotencyKey(
   db: Db,
   tenantId: string,

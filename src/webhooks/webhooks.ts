@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type ExecutionEvents, eventTypeOf } from '../execution/events.ts';
 import { newId } from '../ids.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
+import { type HeldWrites, isStorageUnavailable, type StorageHealth } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
 import type { Execution } from '../storage/executions.ts';
 import {
@@ -28,7 +29,20 @@ export interface WebhooksOptions {
   /** How often the tenants with endpoints are read again (changes made on another instance are seen within it). */
   refreshMs: number;
   now: () => Date;
+  /** Where an event storage could not take is told, to be written when it answers again; without, it is logged. */
+  health?: StorageHealth;
 }
+
+/** An event of a synchronous execution, not stored yet. */
+interface PendingEvent {
+  tenantId: string;
+  execution: Execution;
+  result: unknown;
+  at: string;
+}
+
+/** Events held while storage is unavailable, per instance (docs/limits.md); past it, new ones are dropped. */
+export const maxHeldEvents = 10_000;
 
 /** Whether an endpoint wants events of this type. */
 export function wants(webhook: Pick<WebhookRecord, 'events'>, type: string): boolean {
@@ -41,14 +55,21 @@ export function wants(webhook: Pick<WebhookRecord, 'events'>, type: string): boo
  * changes an endpoint); `finished` stores the event, its body fixed now, and one delivery job per endpoint that wants
  * its type, in one transaction. What `finished` starts is waited for when the app closes.
  */
-export class Webhooks implements ExecutionEvents {
+export class Webhooks implements ExecutionEvents, HeldWrites {
   readonly #options: WebhooksOptions;
   #tenants = new Set<string>();
   readonly #pending = new Set<Promise<unknown>>();
   readonly #timers: NodeJS.Timeout[] = [];
+  /** Events storage refused while unavailable, oldest first. */
+  #held: PendingEvent[] = [];
 
   constructor(options: WebhooksOptions) {
     this.#options = options;
+    options.health?.holds(this);
+  }
+
+  get held(): number {
+    return this.#held.length;
   }
 
   async start(): Promise<void> {
@@ -79,13 +100,39 @@ export class Webhooks implements ExecutionEvents {
   }
 
   finished(tenantId: string, execution: Execution, result: unknown): void {
-    const { db, queue, now } = this.#options;
-    const at = now().toISOString();
-    const emitting = emitExecutionEvent(db, queue, tenantId, execution, result, at).catch((e) =>
-      this.#options.log.error({ err: e, tenant_id: tenantId, execution_id: execution.id }, 'webhook event not stored'),
-    );
+    const event = { tenantId, execution, result, at: this.#options.now().toISOString() };
+    const emitting = this.#emit(event).catch((error) => {
+      const { health, log } = this.#options;
+      if (!health || !isStorageUnavailable(error)) {
+        log.error({ err: error, tenant_id: tenantId, execution_id: execution.id }, 'webhook event not stored');
+      } else if (this.#held.length >= maxHeldEvents) {
+        health.dropped('webhook events', 1, error);
+      } else {
+        this.#held.push(event);
+        health.failed(error);
+      }
+    });
     this.#pending.add(emitting);
     void emitting.finally(() => this.#pending.delete(emitting));
+  }
+
+  #emit(event: PendingEvent): Promise<void> {
+    const { db, queue } = this.#options;
+    return emitExecutionEvent(db, queue, event.tenantId, event.execution, event.result, event.at);
+  }
+
+  /** Stores the held events, oldest first, until storage fails again (docs/async.md#when-storage-fails). */
+  async retry(): Promise<void> {
+    while (this.#held.length > 0) {
+      const event = this.#held[0];
+      try {
+        await this.#emit(event);
+      } catch (error) {
+        if (isStorageUnavailable(error)) return this.#options.health?.failed(error);
+        this.#options.log.error({ err: error, execution_id: event.execution.id }, 'a held webhook event could not be stored');
+      }
+      this.#held.shift();
+    }
   }
 
   storeWithin(trx: Db, tenantId: string, execution: Execution, result: unknown): Promise<boolean> {
@@ -105,10 +152,14 @@ export class Webhooks implements ExecutionEvents {
     return this.#options.deliverer.attempt({ tenant_id: webhook.tenant_id, webhook_id: webhook.id, event_id: event, attempt: 1 });
   }
 
-  /** Waits for the events being stored; stops the timers. */
+  /** Waits for the events being stored, tries the held ones once more; stops the timers. */
   async close(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     await Promise.allSettled(this.#pending);
+    if (this.#held.length > 0) await this.retry();
+    if (this.#held.length > 0) {
+      this.#options.log.error({ count: this.#held.length }, 'storage is unavailable at shutdown: webhook events lost');
+    }
   }
 }
 

@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { cliJson } from './helpers/cli.ts';
+import { type CountingGraphql, countingGraphql, sendCall } from './helpers/counting-graphql.ts';
+import { testMasterKey } from './helpers/postgres.ts';
+import { type PrivatePostgres, startPrivatePostgres } from './helpers/private-postgres.ts';
+import { type PrivateRedis, startPrivateRedis } from './helpers/private-redis.ts';
+import { type Env, type Json, killAll, type ServerProcess, startServer } from './helpers/processes.ts';
+import { type FaultClient, type FaultCounts, keyedSendLoad, sentTwice } from './helpers/storage-fault-harness.ts';
+import { until } from './helpers/until.ts';
+
+/**
+ * Storage that fails under two real `interchange serve` processes (issue 29): their PostgreSQL restarted and stopped
+ * under load, stopped while a keyed send is at the upstream, their Redis stopped. PostgreSQL and Redis are this file's
+ * own (a temp cluster, a redis-server on a free port), so that stopping them touches no other test. Counted: processes
+ * that exited, calls the upstream received twice, answers 500, successful calls without an execution record.
+ */
+
+after(killAll);
+
+/** Ceilings for what includes storage coming back and processes catching up on a loaded machine. */
+const ceilingMs = 120_000;
+
+/** How long PostgreSQL stays stopped under load (IX_TEST_OUTAGE_MS: the fault harness's 30 s outage, run by hand). */
+const outageMs = Number(process.env.IX_TEST_OUTAGE_MS ?? 5000);
+
+let postgres: PrivatePostgres;
+let redis: PrivateRedis;
+let upstream: CountingGraphql;
+let databaseUrl: string;
+let env: Env;
+let client: FaultClient;
+let servers: ServerProcess[] = [];
+
+async function query<T = Json>(text: string, values: unknown[] = []): Promise<T[]> {
+  const connection = new pg.Client({ connectionString: databaseUrl });
+  await connection.connect();
+  try {
+    return (await connection.query(text, values)).rows as T[];
+  } finally {
+    await connection.end();
+  }
+}
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      'x-api-key': client.key,
+      'x-tenant-id': client.tenant,
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
+}
+
+/** An integration of its own on an upstream of its own (a held call stays held until that upstream's release). */
+async function freshIntegration(id: string): Promise<CountingGraphql> {
+  const own = await countingGraphql();
+  const put = await call(servers[0], 'PUT', `/api/v1/integrations/${id}`, {
+    connector: 'graphql-1.0.0',
+    config: { base_url: own.url, validate_schema: false },
+  });
+  assert.ok(put.status < 300, JSON.stringify(put.body));
+  return own;
+}
+
+function alive(server: ServerProcess): boolean {
+  return server.child.exitCode === null && server.child.signalCode === null;
+}
+
+function assertAllAlive(): void {
+  for (const [i, server] of servers.entries()) {
+    assert.ok(alive(server), `instance ${i} exited (${server.child.exitCode ?? server.child.signalCode}):\n${server.stderr()}`);
+  }
+}
+
+/** Waits until every call answered 200 by a run has its execution record (written behind, or once storage is back). */
+async function assertRecorded(counts: FaultCounts): Promise<void> {
+  const wanted = new Set(counts.succeeded.map((s) => s.requestId));
+  let missing: string[] = [];
+  await until(
+    async () => {
+      const rows = await query<{ request_id: string }>('select request_id from executions where request_id = any($1)', [
+        [...wanted],
+      ]);
+      const found = new Set(rows.map((r) => r.request_id));
+      missing = [...wanted].filter((id) => !found.has(id));
+      return missing.length === 0;
+    },
+    () => `every successful call has its execution record (${missing.length} of ${wanted.size} missing: ${missing.slice(0, 5)})`,
+    { ceilingMs, everyMs: 250 },
+  );
+}
+
+/** Waits until every accepted async call has ended, and asserts each ended with the upstream's answer. */
+async function assertAsyncEnded(counts: FaultCounts): Promise<void> {
+  const ids = counts.accepted.map((a) => a.executionId);
+  let rows: Array<{ id: string; status: string; error_code: string | null }> = [];
+  await until(
+    async () => {
+      rows = await query('select id, status, error_code from executions where id = any($1)', [ids]);
+      return rows.length === ids.length && rows.every((row) => row.status === 'succeeded' || row.status === 'failed');
+    },
+    () =>
+      `every async call ended (${rows.filter((r) => r.status === 'succeeded' || r.status === 'failed').length} of ${ids.length})`,
+    { ceilingMs, everyMs: 500 },
+  );
+  const failed = rows.filter((row) => row.status !== 'succeeded');
+  assert.deepEqual(failed, [], 'async sends whose upstream answered 200 ended otherwise');
+}
+
+function assertNoFailureOfOurs(counts: FaultCounts): void {
+  assert.equal(counts.statuses['500'] ?? 0, 0, `answers 500: ${JSON.stringify(counts.statuses)}`);
+  assert.deepEqual(counts.unfinished, [], `calls that never got an ending answer: ${JSON.stringify(counts.statuses)}`);
+}
+
+describe('storage that fails under two instances', () => {
+  before(async () => {
+    [postgres, redis, upstream] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), countingGraphql()]);
+    const admin = new pg.Client({ connectionString: postgres.url() });
+    await admin.connect();
+    await admin.query('create database ix');
+    await admin.end();
+    databaseUrl = postgres.url('ix');
+    env = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.url,
+      IX_REDIS_PREFIX: `ix-${randomBytes(4).toString('hex')}`,
+      IX_MASTER_KEY: testMasterKey(),
+      IX_WORKER_HEARTBEAT_SECONDS: '10',
+    };
+    await cliJson(['tenants', 'create', 'acme'], env);
+    const key = await cliJson(['keys', 'create', '--tenant', 'acme', '--scopes', '*', '--rate-limit', '1000000'], env);
+    client = { key: key.key, tenant: 'acme' };
+    servers = await Promise.all([startServer(env), startServer(env)]);
+    const put = await call(servers[0], 'PUT', '/api/v1/integrations/erp', {
+      connector: 'graphql-1.0.0',
+      config: { base_url: upstream.url, validate_schema: false },
+    });
+    assert.ok(put.status < 300, JSON.stringify(put.body));
+  });
+
+  after(async () => {
+    await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
+    await upstream?.close();
+    redis?.stop();
+    postgres?.remove();
+  });
+
+  test('PostgreSQL restarted, then stopped for a while, under load: no exit, nothing sent twice, no 500, every success recorded', async (t) => {
+    const first = 1_000;
+    const calls = 4_000;
+    // Bounded in count and in time: whichever ends first. Every 5th call is async.
+    const load = keyedSendLoad({
+      servers,
+      client,
+      integration: 'erp',
+      first,
+      calls,
+      callers: 20,
+      stopAfterMs: 15_000,
+      asyncEvery: 5,
+    });
+    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+    postgres.restart();
+    await until(() => upstream.seen(first + 600) > 0, 'the load goes on after the restart', { ceilingMs });
+    postgres.stop();
+    await new Promise((resolve) => setTimeout(resolve, outageMs));
+    postgres.start();
+    const counts = await load;
+    t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}; succeeded ${counts.succeeded.length}`);
+    for (const server of servers) {
+      const lines = server.stdout().split('\n');
+      const count = (text: string) => lines.filter((line) => line.includes(text)).length;
+      t.diagnostic(
+        `unavailable ${count('storage is unavailable')}, back ${count('storage answers again')}, lines ${lines.length}`,
+      );
+    }
+    assertAllAlive();
+    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
+    assertNoFailureOfOurs(counts);
+    await assertRecorded(counts);
+    await assertAsyncEnded(counts);
+    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice, async included');
+  });
+
+  test('PostgreSQL stopped 4 s while a keyed send is at the upstream: answered once, sent once, replayed after', async () => {
+    const n = 5_000;
+    const [a, b] = servers;
+    const upstream = await freshIntegration('held');
+    after(() => upstream.close());
+    const path = '/api/v1/integrations/held/execute';
+    const sending = call(a, 'POST', path, sendCall(n, true), { 'idempotency-key': `k-${n}` });
+    await until(() => upstream.holding === 1, 'the send is at the upstream');
+    postgres.stop();
+    upstream.release();
+    const answer = await sending;
+    // The upstream applied it: that is the answer, though its key cannot be completed yet.
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    // While storage is away, the same key is refused before anything is sent.
+    const during = await call(b, 'POST', path, sendCall(n, true), { 'idempotency-key': `k-${n}` });
+    assert.equal(during.status, 503, JSON.stringify(during.body));
+    assert.equal(during.body.error.code, 'service_unavailable');
+    assert.equal(during.body.error.details?.reason, 'storage');
+    assert.ok(Number(during.headers.get('retry-after')) >= 1, 'Retry-After');
+    postgres.start();
+    // Retried through both instances: 409 (or 503) until the first answer is stored, then its replay; never a second send.
+    for (const server of [b, a]) {
+      const replay = await until(
+        async () => {
+          const res = await call(server, 'POST', path, sendCall(n, true), {
+            'idempotency-key': `k-${n}`,
+          });
+          assert.ok([200, 409, 503].includes(res.status), JSON.stringify(res.body));
+          return res.status === 200 ? res : undefined;
+        },
+        'the first answer is replayed',
+        { ceilingMs, everyMs: 250 },
+      );
+      assert.ok(replay);
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(replay.body.data, answer.body.data);
+    }
+    assert.equal(upstream.seen(n), 1, 'the upstream received the send once');
+    assertAllAlive();
+  });
+
+  test('an instance whose clock is 310 s ahead (more than the execute deadline) does not take a live claim for dead', async () => {
+    const ahead = await startServer({
+      ...env,
+      NODE_OPTIONS: `--import ${resolve(import.meta.dirname, 'helpers/clock-ahead.ts')}`,
+      IX_TEST_CLOCK_OFFSET_MS: String(310_000),
+    });
+    const upstream = await freshIntegration('clock');
+    const path = '/api/v1/integrations/clock/execute';
+    try {
+      const n = 6_000;
+      const headers = { 'idempotency-key': `k-${n}` };
+      const first = call(servers[0], 'POST', path, sendCall(n, true), headers);
+      await until(() => upstream.holding === 1, 'the send is at the upstream');
+      // The first call was claimed by the database's clock, and is judged by it.
+      const again = await call(ahead, 'POST', path, sendCall(n, true), headers);
+      assert.equal(again.status, 409, JSON.stringify(again.body));
+      assert.equal(again.body.error.code, 'conflict');
+      upstream.release();
+      const answer = await first;
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const replay = await call(ahead, 'POST', path, sendCall(n, true), headers);
+      assert.equal(replay.status, 200, JSON.stringify(replay.body));
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.equal(upstream.seen(n), 1, 'the upstream received the send once');
+    } finally {
+      await ahead.stop();
+      await upstream.close();
+    }
+  });
+
+  test('Redis stopped under load and started again: no exit, no 500, nothing sent twice', async (t) => {
+    const first = 10_000;
+    const calls = 2_000;
+    const load = keyedSendLoad({ servers, client, integration: 'erp', first, calls, callers: 10, stopAfterMs: 8_000 });
+    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+    redis.stop();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await redis.start();
+    const counts = await load;
+    t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}`);
+    assertAllAlive();
+    assertNoFailureOfOurs(counts);
+    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
+    await assertRecorded(counts);
+  });
+});
