@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { cliJson } from './helpers/cli.ts';
@@ -34,6 +36,7 @@ let databaseUrl: string;
 let env: Env;
 let client: FaultClient;
 let servers: ServerProcess[] = [];
+const spoolDir = mkdtempSync(join(tmpdir(), 'ix-spool-'));
 
 async function query<T = Json>(text: string, values: unknown[] = []): Promise<T[]> {
   const connection = new pg.Client({ connectionString: databaseUrl });
@@ -122,7 +125,11 @@ function assertNoFailureOfOurs(counts: FaultCounts): void {
 
 describe('storage that fails under two instances', () => {
   before(async () => {
-    [postgres, redis, upstream] = await Promise.all([startPrivatePostgres(), startPrivateRedis(), countingGraphql()]);
+    [postgres, redis, upstream] = await Promise.all([
+      startPrivatePostgres({ withStandby: true }),
+      startPrivateRedis(),
+      countingGraphql(),
+    ]);
     const admin = new pg.Client({ connectionString: postgres.url() });
     await admin.connect();
     await admin.query('create database ix');
@@ -134,6 +141,8 @@ describe('storage that fails under two instances', () => {
       IX_REDIS_PREFIX: `ix-${randomBytes(4).toString('hex')}`,
       IX_MASTER_KEY: testMasterKey(),
       IX_WORKER_HEARTBEAT_SECONDS: '10',
+      // Idempotency answers storage could not take: every instance of the deployment spools to this folder.
+      IX_SPOOL_DIR: spoolDir,
     };
     await cliJson(['tenants', 'create', 'acme'], env);
     const key = await cliJson(['keys', 'create', '--tenant', 'acme', '--scopes', '*', '--rate-limit', '1000000'], env);
@@ -151,6 +160,7 @@ describe('storage that fails under two instances', () => {
     await upstream?.close();
     redis?.stop();
     postgres?.remove();
+    rmSync(spoolDir, { recursive: true, force: true });
   });
 
   test('PostgreSQL restarted, then stopped for a while, under load: no exit, nothing sent twice, no 500, every success recorded', async (t) => {
@@ -190,7 +200,31 @@ describe('storage that fails under two instances', () => {
     assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice, async included');
   });
 
-  test('PostgreSQL stopped 4 s while a keyed send is at the upstream: answered once, sent once, replayed after', async () => {
+  test('a failover to a promoted replica at the same address, under load: no exit, nothing sent twice, no 500', async (t) => {
+    const first = 20_000;
+    const calls = 3_000;
+    const load = keyedSendLoad({
+      servers,
+      client,
+      integration: 'erp',
+      first,
+      calls,
+      callers: 20,
+      stopAfterMs: 10_000,
+      asyncEvery: 5,
+    });
+    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+    postgres.failover();
+    const counts = await load;
+    t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}; succeeded ${counts.succeeded.length}`);
+    assertAllAlive();
+    assertNoFailureOfOurs(counts);
+    await assertRecorded(counts);
+    await assertAsyncEnded(counts);
+    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
+  });
+
+  test('PostgreSQL stopped 4 s while a keyed send is at the upstream: answered once, sent once, replayed after', async (t) => {
     const n = 5_000;
     const [a, b] = servers;
     const upstream = await freshIntegration('held');
@@ -210,7 +244,17 @@ describe('storage that fails under two instances', () => {
     assert.equal(during.body.error.code, 'service_unavailable');
     assert.equal(during.body.error.details?.reason, 'storage');
     assert.ok(Number(during.headers.get('retry-after')) >= 1, 'Retry-After');
+    for (const server of servers) assert.equal((await fetch(`${server.url}/readyz`)).status, 503, 'not ready');
     postgres.start();
+    // Measured, not bounded (a loaded machine): how long after the server is back each instance is ready again.
+    const back = performance.now();
+    const readyAfter = await Promise.all(
+      servers.map(async (server) => {
+        await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, 'ready again', { ceilingMs, everyMs: 10 });
+        return Math.round(performance.now() - back);
+      }),
+    );
+    t.diagnostic(`ready again ${readyAfter.join(' and ')} ms after PostgreSQL answered`);
     // Retried through both instances: 409 (or 503) until the first answer is stored, then its replay; never a second send.
     for (const server of [b, a]) {
       const replay = await until(
@@ -230,6 +274,74 @@ describe('storage that fails under two instances', () => {
     }
     assert.equal(upstream.seen(n), 1, 'the upstream received the send once');
     assertAllAlive();
+  });
+
+  test('PostgreSQL stopped 4 s while an async send is at the upstream: it ends with the upstream answer, not unknown', async () => {
+    const n = 5_500;
+    const upstream = await freshIntegration('held-async');
+    after(() => upstream.close());
+    const accepted = await call(servers[0], 'POST', '/api/v1/integrations/held-async/execute', sendCall(n, true), {
+      prefer: 'respond-async',
+    });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const id = accepted.body.data.execution_id;
+    await until(() => upstream.holding === 1, 'the send is at the upstream', { ceilingMs });
+    postgres.stop();
+    upstream.release();
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    postgres.start();
+    const ended = await until(
+      async () => {
+        const res = await call(servers[1], 'GET', `/api/v1/executions/${id}`);
+        return res.status === 200 && ['succeeded', 'failed'].includes(res.body.data.status) ? res.body.data : undefined;
+      },
+      'the execution ended',
+      { ceilingMs, everyMs: 250 },
+    );
+    assert.equal(ended.status, 'succeeded', JSON.stringify(ended));
+    assert.deepEqual(ended.result.data.data, { done: n });
+    assert.equal(upstream.seen(n), 1, 'the upstream received the send once');
+    assertAllAlive();
+  });
+
+  test('an instance killed while it holds a keyed answer storage could not take: the next start writes it from its spool', async () => {
+    const n = 5_800;
+    const upstream = await freshIntegration('spooled');
+    after(() => upstream.close());
+    const doomed = await startServer(env);
+    const path = '/api/v1/integrations/spooled/execute';
+    const headers = { 'idempotency-key': `k-${n}` };
+    const sending = call(doomed, 'POST', path, sendCall(n, true), headers);
+    await until(() => upstream.holding === 1, 'the send is at the upstream', { ceilingMs });
+    postgres.stop();
+    upstream.release();
+    const answer = await sending;
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(readdirSync(spoolDir).length, 1, 'the answer is spooled');
+    doomed.child.kill('SIGKILL');
+    await until(() => !alive(doomed), 'the instance died');
+    postgres.start();
+    // The key stays claimed: the others answer 409 (never a second send) until a start writes the spooled answer.
+    const meanwhile = await until(
+      async () => {
+        const res = await call(servers[0], 'POST', path, sendCall(n, true), headers);
+        return res.status === 503 ? undefined : res;
+      },
+      'storage answers',
+      { ceilingMs, everyMs: 250 },
+    );
+    assert.equal(meanwhile?.status, 409, JSON.stringify(meanwhile?.body));
+    const next = await startServer(env);
+    try {
+      assert.deepEqual(readdirSync(spoolDir), [], 'the spool was written and removed');
+      const replay = await call(servers[1], 'POST', path, sendCall(n, true), headers);
+      assert.equal(replay.status, 200, JSON.stringify(replay.body));
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(replay.body.data, answer.body.data);
+      assert.equal(upstream.seen(n), 1, 'the upstream received the send once');
+    } finally {
+      await next.stop();
+    }
   });
 
   test('an instance whose clock is 310 s ahead (more than the execute deadline) does not take a live claim for dead', async () => {

@@ -28,7 +28,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext, metr
       schema: {
         tags,
         operationId: 'getReadiness',
-        summary: 'Storage answers (503 when it does not).',
+        summary: 'Storage answers and holds nothing back (503 when it does not).',
         response: {
           200: reply('ReadinessReply', 'Storage answers.'),
           503: {
@@ -40,7 +40,9 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext, metr
       },
     },
     async (_request, reply) => {
-      const ready = await isReachable(ctx.storage);
+      // Not ready while storage does not answer, nor while writes it refused are still held (they drain within a
+      // probe's 250 ms of its return; executes are refused until then: docs/execute.md#when-storage-fails).
+      const ready = (await isReachable(ctx.storage)) && ctx.storageHealth.held === 0;
       reply.code(ready ? 200 : 503);
       return { success: ready, data: { status: ready ? 'ready' : 'unavailable', storage: ctx.storage.kind } };
     },

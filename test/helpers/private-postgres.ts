@@ -17,6 +17,12 @@ export interface PrivatePostgres {
   /** `pg_ctl stop -m fast`: sessions ended, new connections refused until start(). */
   stop(): void;
   start(): void;
+  /**
+   * A failover to a promoted replica at the same address: a streaming standby (made at start with pg_basebackup)
+   * takes over. The primary dies (`-m immediate`), the standby is brought up on the primary's port, still in recovery
+   * (read-only: writes fail with 25006) for a moment, then promoted. Needs `withStandby`.
+   */
+  failover(): void;
   /** Stops the server and removes its folder. */
   remove(): void;
 }
@@ -28,7 +34,7 @@ function binDir(): string {
   return `/usr/lib/postgresql/${version}/bin`;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(options: { withStandby?: boolean } = {}): Promise<PrivatePostgres> {
   const bin = binDir();
   const root = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'ix-pg-'));
@@ -50,24 +56,52 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   run('initdb', ['-D', data, '-U', 'ix', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c max_connections=200`;
-  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
+  const serverOptions = (on: number) =>
+    `-p ${on} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c max_connections=200 -c wal_level=replica`;
+  const primaryOptions = serverOptions(port);
+  let current = data;
+  const start = () => run('pg_ctl', ['-D', current, '-o', primaryOptions, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   start();
   let running = true;
+  const standby = join(dir, 'standby');
+  if (options.withStandby) {
+    const standbyPort = await freePort();
+    run('pg_basebackup', ['-D', standby, '-R', '-h', '127.0.0.1', '-p', String(port), '-U', 'ix', '-X', 'stream']);
+    run('pg_ctl', ['-D', standby, '-o', serverOptions(standbyPort), '-l', join(dir, 'standby.log'), '-w', '-t', '60', 'start']);
+    // Synchronous replication, as a managed high-availability PostgreSQL runs it: a commit is on the standby before it
+    // is acknowledged, so a failover loses no committed transaction. Set on the primary only (the standby was copied
+    // before), so the promoted one does not wait for a standby it no longer has.
+    const psql = (statement: string) =>
+      run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'ix', '-d', 'postgres', '-qc', statement]);
+    psql("alter system set synchronous_standby_names = '*'");
+    psql('select pg_reload_conf()');
+  }
   return {
     url: (database = 'postgres') => `postgres://ix@127.0.0.1:${port}/${database}`,
-    restart: () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', '-m', 'fast', 'restart']),
+    restart: () =>
+      run('pg_ctl', ['-D', current, '-o', primaryOptions, '-l', join(dir, 'log'), '-w', '-t', '60', '-m', 'fast', 'restart']),
     stop: () => {
-      run('pg_ctl', ['-D', data, '-w', '-t', '60', '-m', 'fast', 'stop']);
+      run('pg_ctl', ['-D', current, '-w', '-t', '60', '-m', 'fast', 'stop']);
       running = false;
     },
     start: () => {
       start();
       running = true;
     },
+    failover: () => {
+      if (!options.withStandby || current === standby) throw new Error('failover needs a standby (withStandby), once');
+      run('pg_ctl', ['-D', data, '-w', '-t', '60', '-m', 'immediate', 'stop']);
+      run('pg_ctl', ['-D', standby, '-w', '-t', '60', '-m', 'fast', 'stop']);
+      current = standby;
+      start();
+      run('pg_ctl', ['-D', standby, '-w', '-t', '60', 'promote']);
+    },
     remove: () => {
       try {
-        if (running) run('pg_ctl', ['-D', data, '-w', '-t', '60', '-m', 'immediate', 'stop']);
+        if (running) run('pg_ctl', ['-D', current, '-w', '-t', '60', '-m', 'immediate', 'stop']);
+        if (options.withStandby && current === data) {
+          run('pg_ctl', ['-D', standby, '-w', '-t', '60', '-m', 'immediate', 'stop']);
+        }
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, test } from 'node:test';
+import pg from 'pg';
+import { isStorageUnavailable, storageUnavailable } from '../src/storage/availability.ts';
+import { pgAdminUrl } from './helpers/postgres.ts';
+import { freePort } from './helpers/processes.ts';
+
+/**
+ * Which errors say "storage cannot be used now" (503, held writes) and which say "this statement is wrong" (a bug,
+ * 500): each error here is the real one, made by SQLite or PostgreSQL, never written by hand.
+ */
+
+/** The error `work` throws. */
+async function thrown(work: () => unknown): Promise<unknown> {
+  try {
+    await work();
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected an error');
+}
+
+describe('SQLite errors', () => {
+  test('a full database (max_page_count) and a busy lock are unavailable; a syntax error and a constraint are not', async () => {
+    const db = new DatabaseSync(':memory:');
+    db.exec('create table t (id integer primary key, v text not null)');
+    const pages = (db.prepare('pragma page_count').get() as { page_count: number }).page_count;
+    db.exec(`pragma max_page_count = ${pages}`);
+    const full = await thrown(() => {
+      for (let i = 0; i < 10_000; i++) db.prepare('insert into t (v) values (?)').run('x'.repeat(1000));
+    });
+    assert.match(String(full), /full/);
+    assert.equal(isStorageUnavailable(full), true);
+    assert.equal(isStorageUnavailable(await thrown(() => db.exec('selec 1'))), false);
+    assert.equal(isStorageUnavailable(await thrown(() => db.exec('insert into t (v) values (null)'))), false);
+    db.close();
+  });
+});
+
+describe('PostgreSQL errors', () => {
+  test('a refused connection, a terminated session (57P01) and a cut connection are unavailable', async () => {
+    const closed = new pg.Client({ connectionString: `postgres://ix@127.0.0.1:${await freePort()}/postgres` });
+    assert.equal(isStorageUnavailable(await thrown(() => closed.connect())), true);
+
+    const victim = new pg.Client({ connectionString: pgAdminUrl });
+    await victim.connect();
+    victim.on('error', () => {});
+    const pid = (await victim.query('select pg_backend_pid() as pid')).rows[0].pid;
+    const killer = new pg.Client({ connectionString: pgAdminUrl });
+    await killer.connect();
+    const dying = victim.query('select pg_sleep(30)');
+    // A role may end its own sessions: 57P01, "terminating connection due to administrator command".
+    await killer.query('select pg_terminate_backend($1)', [pid]);
+    // Either the server's FATAL arrives first (57P01) or the socket's end does (pg: "Connection terminated
+    // unexpectedly"): both are what a restart does to a statement in flight.
+    const terminated = await thrown(() => dying);
+    const { code, message } = terminated as { code?: string; message: string };
+    assert.ok(code === '57P01' || /^Connection terminated/.test(message), `${code}: ${message}`);
+    assert.equal(isStorageUnavailable(terminated), true);
+    // The next statement on the dead connection: pg's own words, no code.
+    const after = await thrown(() => victim.query('select 1'));
+    assert.equal(isStorageUnavailable(after), true, String(after));
+
+    assert.equal(isStorageUnavailable(await thrown(() => killer.query('selec 1'))), false);
+    assert.equal(isStorageUnavailable(await thrown(() => killer.query('select 1/0'))), false);
+    await killer.end();
+    await victim.end().catch(() => {});
+  });
+
+  test('several addresses refused (AggregateError) are unavailable; an unknown database is not', async () => {
+    const port = await freePort();
+    const both = await thrown(() => new pg.Client({ connectionString: `postgres://ix@localhost:${port}/postgres` }).connect());
+    assert.equal(isStorageUnavailable(both), true, String(both));
+    const url = new URL(pgAdminUrl);
+    url.pathname = '/ix_no_such_database';
+    const missing = await thrown(() => new pg.Client({ connectionString: url.href }).connect());
+    assert.equal((missing as { code?: string }).code, '3D000');
+    assert.equal(isStorageUnavailable(missing), false);
+  });
+});
+
+test('the answer: 503 service_unavailable, reason storage, with Retry-After', () => {
+  const refused = storageUnavailable();
+  assert.equal(refused.status, 503);
+  assert.equal(refused.code, 'service_unavailable');
+  assert.deepEqual(refused.details, { reason: 'storage' });
+  assert.ok((refused.retryAfterSeconds ?? 0) >= 1);
+});
