@@ -36,7 +36,7 @@ const sqliteUnavailable = new Set([5, 6, 7, 8, 10, 13, 14]);
 /**
  * Whether `error` says storage cannot be used now (a connection lost or refused, the server restarting or failing
  * over, a full disk) rather than that a statement is wrong: the former is answered `503 service_unavailable` with
- * `Retry-After` and its writes are kept to be written again (docs/errors.md#storage-unavailable), the latter is a bug.
+ * `Retry-After` and its writes are kept to be written again (docs/errors.md#service_unavailable), the latter is a bug.
  */
 export function isStorageUnavailable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 4) return false;
