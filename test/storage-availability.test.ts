@@ -3,6 +3,9 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { isStorageUnavailable, storageUnavailable } from '../src/storage/availability.ts';
+import { migrate, openStorage } from '../src/storage/database.ts';
+import { claimExecution, insertQueuedExecution, reclaimExecution } from '../src/storage/executions.ts';
+import { insertTenant } from '../src/storage/tenants.ts';
 import { pgAdminUrl } from './helpers/postgres.ts';
 import { freePort } from './helpers/processes.ts';
 
@@ -86,4 +89,48 @@ test('the answer: 503 service_unavailable, reason storage, with Retry-After', ()
   assert.equal(refused.code, 'service_unavailable');
   assert.deepEqual(refused.details, { reason: 'storage' });
   assert.ok((refused.retryAfterSeconds ?? 0) >= 1);
+});
+
+describe('an async run asks for its claim again when the answer was lost', () => {
+  test('the same token finds the claim its own; another token finds it taken; a reclaim repeated with its token holds', async () => {
+    const storage = openStorage('sqlite::memory:');
+    try {
+      await migrate(storage);
+      await insertTenant(storage.db, { id: 'acme', name: 'acme', type: 'production' });
+      const queued = {
+        id: 'exe_claims',
+        integration_id: 'erp',
+        connector: 'graphql-1.0.0',
+        operation: 'send',
+        mode: 'async' as const,
+        status: 'queued' as const,
+        http_status: null,
+        error_code: null,
+        error_message: null,
+        error_details: null,
+        message_count: 0,
+        duration_ms: 0,
+        attempts: 0,
+        api_key_id: null,
+        user_id: null,
+        request_id: 'r',
+        started_at: new Date().toISOString(),
+        finished_at: null,
+      };
+      await insertQueuedExecution(storage.db, 'acme', queued);
+      const first = await claimExecution(storage.db, 'acme', queued.id, 'token-a');
+      assert.deepEqual([first.claimed, first.runs], [true, 1]);
+      // Its answer lost, the run asks again: still its own, runs unchanged.
+      const again = await claimExecution(storage.db, 'acme', queued.id, 'token-a');
+      assert.deepEqual([again.claimed, again.runs, again.execution?.status], [true, 1, 'running']);
+      // Another run (its job given out again) finds it taken: a run cut short, as before.
+      const other = await claimExecution(storage.db, 'acme', queued.id, 'token-b');
+      assert.deepEqual([other.claimed, other.runs], [false, 1]);
+      assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-b'), true);
+      assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-b'), true, 'asked again with its token');
+      assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-c'), false, 'a third run does not');
+    } finally {
+      await storage.close();
+    }
+  });
 });

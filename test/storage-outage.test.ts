@@ -11,8 +11,9 @@ import { testMasterKey } from './helpers/postgres.ts';
 import { type PrivatePostgres, startPrivatePostgres } from './helpers/private-postgres.ts';
 import { type PrivateRedis, startPrivateRedis } from './helpers/private-redis.ts';
 import { type Env, type Json, killAll, type ServerProcess, startServer } from './helpers/processes.ts';
-import { type FaultClient, type FaultCounts, keyedSendLoad, sentTwice } from './helpers/storage-fault-harness.ts';
+import { type FaultClient, type FaultCounts, keyedSendLoad, sentSoFar, sentTwice } from './helpers/storage-fault-harness.ts';
 import { until } from './helpers/until.ts';
+import { startReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
 
 /**
  * Storage that fails under two real `interchange serve` processes (issue 29): their PostgreSQL restarted and stopped
@@ -36,6 +37,8 @@ let databaseUrl: string;
 let env: Env;
 let client: FaultClient;
 let servers: ServerProcess[] = [];
+/** The tenant's webhook endpoint, subscribed to every event: what it received is counted too. */
+let receiver: WebhookReceiver;
 const spoolDir = mkdtempSync(join(tmpdir(), 'ix-spool-'));
 
 async function query<T = Json>(text: string, values: unknown[] = []): Promise<T[]> {
@@ -114,8 +117,28 @@ async function assertAsyncEnded(counts: FaultCounts): Promise<void> {
       `every async call ended (${rows.filter((r) => r.status === 'succeeded' || r.status === 'failed').length} of ${ids.length})`,
     { ceilingMs, everyMs: 500 },
   );
-  const failed = rows.filter((row) => row.status !== 'succeeded');
+  const failed = rows
+    .filter((row) => row.status !== 'succeeded')
+    .map((row) => {
+      const n = counts.accepted.find((a) => a.executionId === row.id)?.n ?? -1;
+      return { ...row, n, received: upstream.seen(n) };
+    });
   assert.deepEqual(failed, [], 'async sends whose upstream answered 200 ended otherwise');
+}
+
+/** Waits until the webhook endpoint has received the event of every call answered 200 and every async call accepted. */
+async function assertEventsDelivered(counts: FaultCounts): Promise<void> {
+  const wanted = new Set([...counts.succeeded.map((s) => s.requestId), ...counts.accepted.map((a) => a.executionId)]);
+  let missing: string[] = [];
+  await until(
+    () => {
+      const seen = new Set(receiver.received.flatMap((r) => [r.payload?.data?.request_id, r.payload?.data?.id]));
+      missing = [...wanted].filter((id) => !seen.has(id));
+      return missing.length === 0;
+    },
+    () => `every call's event was delivered (${missing.length} of ${wanted.size} missing: ${missing.slice(0, 5)})`,
+    { ceilingMs, everyMs: 250 },
+  );
 }
 
 function assertNoFailureOfOurs(counts: FaultCounts): void {
@@ -147,6 +170,8 @@ describe('storage that fails under two instances', () => {
     await cliJson(['tenants', 'create', 'acme'], env);
     const key = await cliJson(['keys', 'create', '--tenant', 'acme', '--scopes', '*', '--rate-limit', '1000000'], env);
     client = { key: key.key, tenant: 'acme' };
+    receiver = await startReceiver();
+    await cliJson(['webhooks', 'create', '--tenant', 'acme', '--url', `${receiver.url}/hooks`, '--events', '*'], env);
     servers = await Promise.all([startServer(env), startServer(env)]);
     const put = await call(servers[0], 'PUT', '/api/v1/integrations/erp', {
       connector: 'graphql-1.0.0',
@@ -158,6 +183,7 @@ describe('storage that fails under two instances', () => {
   after(async () => {
     await Promise.all(servers.map((server) => server.stop().catch(() => undefined)));
     await upstream?.close();
+    await receiver?.close();
     redis?.stop();
     postgres?.remove();
     rmSync(spoolDir, { recursive: true, force: true });
@@ -174,12 +200,20 @@ describe('storage that fails under two instances', () => {
       first,
       calls,
       callers: 20,
-      stopAfterMs: 15_000,
+      stopAfterMs: 20_000,
       asyncEvery: 5,
+    });
+    let loadEnded = false;
+    void load.then(() => {
+      loadEnded = true;
     });
     await until(() => upstream.seen(first + 100) > 0, 'the load is going');
     postgres.restart();
-    await until(() => upstream.seen(first + 600) > 0, 'the load goes on after the restart', { ceilingMs });
+    // Calls go through again after the restart (counted, not timed), then the server is stopped for a while.
+    const restarted = sentSoFar(upstream, first, calls);
+    await until(() => loadEnded || sentSoFar(upstream, first, calls) >= restarted + 50, 'the load goes on after the restart', {
+      ceilingMs,
+    });
     postgres.stop();
     await new Promise((resolve) => setTimeout(resolve, outageMs));
     postgres.start();
@@ -197,6 +231,7 @@ describe('storage that fails under two instances', () => {
     assertNoFailureOfOurs(counts);
     await assertRecorded(counts);
     await assertAsyncEnded(counts);
+    await assertEventsDelivered(counts);
     assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice, async included');
   });
 
@@ -221,6 +256,7 @@ describe('storage that fails under two instances', () => {
     assertNoFailureOfOurs(counts);
     await assertRecorded(counts);
     await assertAsyncEnded(counts);
+    await assertEventsDelivered(counts);
     assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type {
@@ -464,7 +465,9 @@ export class ExecutionService {
   async #runClaimed(call: ExecuteCall, executionId: string, stored: StoredIntegration | undefined): Promise<void> {
     const { tenantId } = call;
     const { storage, config } = this.#ctx;
-    const claim = await claimExecution(storage.db, tenantId, executionId);
+    // The run's own token: a claim whose answer storage lost is asked again with it, and found to be this run's.
+    const token = randomUUID();
+    const claim = await this.#whenStored(() => claimExecution(storage.db, tenantId, executionId, token));
     const execution = claim.execution;
     if (!execution) return;
     if (claim.claimed) {
@@ -483,7 +486,7 @@ export class ExecutionService {
         await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
         return;
       }
-      if (!(await reclaimExecution(storage.db, tenantId, executionId, claim.runs))) return;
+      if (!(await this.#whenStored(() => reclaimExecution(storage.db, tenantId, executionId, claim.runs, token)))) return;
     }
     const deleted = `No integration ${call.integrationId}: it was deleted after the call was accepted.`;
     const outcome = stored
@@ -551,17 +554,27 @@ export class ExecutionService {
     const expiresAt = new Date(finishedAt.getTime() + config.resultRetentionHours * 3_600_000).toISOString();
     // The end and its event in one transaction: a crash between them cannot lose the event. Storage that cannot take
     // them now is waited for, the answer held by this run: the execution ends with the answer the upstream gave, not
-    // as unknown (docs/async.md#when-storage-fails). Only the app closing gives up, and the job then runs again.
+    // as unknown (docs/async.md#when-storage-fails).
+    let delivering = false;
+    await this.#whenStored(() =>
+      storage.db.transaction().execute(async (trx) => {
+        const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
+        delivering = ended && (await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text)));
+      }),
+    );
+    if (delivering) this.#queue.committed('webhook-deliveries');
+  }
+
+  /**
+   * Runs `write` until storage takes it: a storage error waits for storage's return (StorageHealth) and tries again;
+   * any other error, or the app closing, is thrown (the job then runs again). For an async run's own writes, which
+   * are safe to repeat: its claim (with its token) and its end (conditional on `running`).
+   */
+  async #whenStored<T>(write: () => Promise<T>): Promise<T> {
     const health = this.#ctx.storageHealth;
     for (;;) {
       try {
-        let delivering = false;
-        await storage.db.transaction().execute(async (trx) => {
-          const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
-          if (ended) delivering = await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text));
-        });
-        if (delivering) this.#queue.committed('webhook-deliveries');
-        return;
+        return await write();
       } catch (error) {
         if (!isStorageUnavailable(error) || health.closed) throw error;
         health.failed(error);

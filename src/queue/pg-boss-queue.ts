@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { CompiledQuery } from 'kysely';
 import { PgBoss } from 'pg-boss';
+import { isStorageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
 import { type JobHandler, type JobQueue, type QueueName, type QueueSettings, queueNames, type SendOptions } from './job-queue.ts';
 
@@ -43,7 +44,16 @@ export class PgBossQueue implements JobQueue {
       schedule: false,
       openTelemetry: { enabled: false },
     });
-    this.#boss.on('error', (error: Error) => log.warn({ err: error }, 'job queue (pg-boss) error'));
+    // While the database is away every worker's poll fails each second: the first failure of a kind is logged, its
+    // repeats once a minute (StorageHealth logs the outage itself).
+    const lastLogged = new Map<string, number>();
+    this.#boss.on('error', (error: Error & { code?: string }) => {
+      const kind = isStorageUnavailable(error) ? `storage:${error.code ?? error.message.slice(0, 40)}` : undefined;
+      const now = performance.now();
+      if (kind !== undefined && now - (lastLogged.get(kind) ?? Number.NEGATIVE_INFINITY) < 60_000) return;
+      if (kind !== undefined) lastLogged.set(kind, now);
+      log.warn({ err: error }, 'job queue (pg-boss) error');
+    });
   }
 
   async start(): Promise<void> {

@@ -13,6 +13,7 @@ import * as people from './migrations/005_people.ts';
 import * as asyncExecutions from './migrations/006_async_executions.ts';
 import * as webhooks from './migrations/007_webhooks.ts';
 import * as executionRuns from './migrations/008_execution_runs.ts';
+import * as executionClaims from './migrations/009_execution_claims.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '006_async_executions': asyncExecutions,
   '007_webhooks': webhooks,
   '008_execution_runs': executionRuns,
+  '009_execution_claims': executionClaims,
 };
 
 const requireModule = createRequire(import.meta.url);
@@ -69,7 +71,16 @@ export function openStorage(databaseUrl: string, options: { pgPoolMax?: number }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     // pg is loaded only for PostgreSQL: the embedded default does without it.
     const pg = requireModule('pg') as typeof import('pg');
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: options.pgPoolMax ?? 10 });
+    // A server that does not answer at all (a failover whose old address drops packets) fails a connection attempt
+    // within 5 s, answered 503, rather than hanging the request for the kernel's TCP timeout; keepalive finds a
+    // connection whose server vanished.
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: options.pgPoolMax ?? 10,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // A connection that the server ends (a restart, a failover, an idle-session kill) is an 'error' event; unheard,
     // it is an uncaught exception that takes the process down. The pool hears it for idle clients only, so every
     // client gets a listener of its own when it connects: one checked out for a transaction, between two statements,

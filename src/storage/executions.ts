@@ -10,7 +10,7 @@ export const finishedStatuses: readonly ExecutionStatus[] = ['succeeded', 'faile
 /** One execute call as the log shows it; request bodies are never stored, an async one's answer is (`result`). */
 export type Execution = Omit<
   ExecutionsTable,
-  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at' | 'runs'
+  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at' | 'runs' | 'claim_token'
 > & {
   mode: 'sync' | 'async';
   status: ExecutionStatus;
@@ -60,7 +60,7 @@ export function newExecutionId(): string {
 }
 
 function fromRow(row: Selectable<ExecutionsTable>): Execution {
-  const { tenant_id: _tenant, result: _result, result_expires_at: _expires, runs: _runs, ...rest } = row;
+  const { tenant_id: _tenant, result: _result, result_expires_at: _expires, runs: _runs, claim_token: _token, ...rest } = row;
   const httpStatus = Number(rest.http_status);
   return {
     ...rest,
@@ -130,6 +130,7 @@ function rowOf(tenantId: string, execution: Execution, kept: ResultColumns = noR
     attempts: execution.attempts,
     // Every row is inserted before any run: queued, or a synchronous call's (claimExecution counts the runs).
     runs: 0,
+    claim_token: null,
     finished_at: execution.finished_at,
     result: kept.result,
     result_expires_at: kept.result_expires_at,
@@ -257,7 +258,7 @@ async function leaveQueue(
   change:
     | UpdateObject<Database, 'executions'>
     | ((eb: ExpressionBuilder<Database, 'executions'>) => UpdateObject<Database, 'executions'>),
-): Promise<{ changed: boolean; execution: Execution | undefined; runs: number }> {
+): Promise<{ changed: boolean; execution: Execution | undefined; runs: number; claimToken: string | null }> {
   const updated = await db
     .updateTable('executions')
     .set(change)
@@ -271,37 +272,47 @@ async function leaveQueue(
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  return { changed: Number(updated.numUpdatedRows) === 1, execution: row && fromRow(row), runs: Number(row?.runs ?? 0) };
+  return {
+    changed: Number(updated.numUpdatedRows) === 1,
+    execution: row && fromRow(row),
+    runs: Number(row?.runs ?? 0),
+    claimToken: row?.claim_token ?? null,
+  };
 }
 
 /**
- * Claims a queued execution for a run: `queued` becomes `running` and `runs` grows, in one conditional update, so
- * of two workers given the same job only one runs it. Returns the row as it is after the attempt (claimed or not).
+ * Claims a queued execution for a run: `queued` becomes `running`, `runs` grows and `claim_token` becomes the run's
+ * `token`, in one conditional update, so of two workers given the same job only one runs it. Returns the row as it is
+ * after the attempt (claimed or not). Asked again with the same token (its first answer was lost with its connection),
+ * it says claimed when that first update did take: the run is its own, and nothing of it was sent.
  */
 export async function claimExecution(
   db: Db,
   tenantId: string,
   id: string,
+  token: string,
 ): Promise<{ claimed: boolean; execution: Execution | undefined; runs: number }> {
-  const { changed, execution, runs } = await leaveQueue(db, tenantId, id, (eb) => ({
+  const { changed, execution, runs, claimToken } = await leaveQueue(db, tenantId, id, (eb) => ({
     status: 'running',
     runs: eb('runs', '+', 1),
+    claim_token: token,
   }));
-  return { claimed: changed, execution, runs };
+  const ours = changed || (execution?.status === 'running' && claimToken === token);
+  return { claimed: ours, execution, runs };
 }
 
 /**
  * Runs a running execution again (its earlier run's process died): `runs` grows, only while it is still `running`
  * with the runs it was read with, so two workers that find it do not both run it.
  */
-export async function reclaimExecution(db: Db, tenantId: string, id: string, runs: number): Promise<boolean> {
+export async function reclaimExecution(db: Db, tenantId: string, id: string, runs: number, token: string): Promise<boolean> {
   const updated = await db
     .updateTable('executions')
-    .set({ runs: runs + 1 })
+    .set({ runs: runs + 1, claim_token: token })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .where('status', '=', 'running')
-    .where('runs', '=', runs)
+    .where((eb) => eb.or([eb('runs', '=', runs), eb.and([eb('runs', '=', runs + 1), eb('claim_token', '=', token)])]))
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
 }

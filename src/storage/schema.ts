@@ -84,6 +84,8 @@ export interface ExecutionsTable {
   attempts: number;
   /** An async execution's runs begun: more than 1 when a run was cut short by its process dying; 0 for a synchronous call. */
   runs: number;
+  /** The token of the run that claimed it last (an async execution's); null before any. */
+  claim_token: string | null;
   finished_at: string | null;
   /** An async execution's answer, as the synchronous call would have sent it (JSON text, secrets redacted). */
   result: string | null;

@@ -100,3 +100,10 @@ export function sentTwice(upstream: CountingGraphql, first: number, calls: numbe
   for (let n = first; n < first + calls; n++) if (upstream.seen(n) > 1) twice.push(n);
   return twice;
 }
+
+/** How many of the calls `first…first+calls-1` the upstream has received so far. */
+export function sentSoFar(upstream: CountingGraphql, first: number, calls: number): number {
+  let sent = 0;
+  for (let n = first; n < first + calls; n++) if (upstream.seen(n) > 0) sent += 1;
+  return sent;
+}
