@@ -334,6 +334,7 @@ const allMigrations = [
   '006_async_executions',
   '007_webhooks',
   '008_execution_runs',
+  '009_execution_claims',
 ];
 
 describe('interchange migrate', () => {

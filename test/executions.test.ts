@@ -168,8 +168,8 @@ describe('the executions log', () => {
     const rows = await h.storage.db.selectFrom('executions').selectAll().execute();
     assert.equal(rows.length, 7);
     // `result` holds an async call's answer only (docs/async.md); a synchronous call's is never kept.
-    // `runs` counts an async execution's runs for the queue's claims; the API does not show it.
-    const storedOnly = ['result', 'result_expires_at', 'runs', 'tenant_id'];
+    // `runs` and `claim_token` are an async execution's runs for the queue's claims; the API does not show them.
+    const storedOnly = ['result', 'result_expires_at', 'runs', 'claim_token', 'tenant_id'];
     for (const row of rows) assert.deepEqual(Object.keys(row).sort(), [...executionKeys, ...storedOnly].sort());
     for (const row of rows) assert.deepEqual([row.mode, row.result, row.result_expires_at], ['sync', null, null]);
     // error_message holds the message the caller got (here the upstream's 'broken on purpose'); nothing else of a body.

@@ -408,6 +408,7 @@ describe('starting on PostgreSQL', () => {
         { name: '006_async_executions' },
         { name: '007_webhooks' },
         { name: '008_execution_runs' },
+        { name: '009_execution_claims' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

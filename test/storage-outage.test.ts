@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { cliJson } from './helpers/cli.ts';
 import { type CountingGraphql, countingGraphql, sendCall } from './helpers/counting-graphql.ts';
@@ -141,6 +141,27 @@ async function assertEventsDelivered(counts: FaultCounts): Promise<void> {
   );
 }
 
+/**
+ * What a load through a storage fault must show, its counts written to the test's output: both instances alive, no
+ * call received twice upstream, no 500, no call left without an ending answer, every success recorded, every async
+ * send ended with the upstream's answer, every event delivered.
+ */
+async function assertLoadHeld(t: TestContext, counts: FaultCounts, first: number, calls: number): Promise<void> {
+  t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}; succeeded ${counts.succeeded.length}`);
+  for (const server of servers) {
+    const lines = server.stdout().split('\n');
+    const count = (text: string) => lines.filter((line) => line.includes(text)).length;
+    t.diagnostic(`unavailable ${count('storage is unavailable')}, back ${count('storage answers again')}, lines ${lines.length}`);
+  }
+  assertAllAlive();
+  assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
+  assertNoFailureOfOurs(counts);
+  await assertRecorded(counts);
+  await assertAsyncEnded(counts);
+  await assertEventsDelivered(counts);
+  assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice, async included');
+}
+
 function assertNoFailureOfOurs(counts: FaultCounts): void {
   assert.equal(counts.statuses['500'] ?? 0, 0, `answers 500: ${JSON.stringify(counts.statuses)}`);
   assert.deepEqual(counts.unfinished, [], `calls that never got an ending answer: ${JSON.stringify(counts.statuses)}`);
@@ -217,22 +238,7 @@ describe('storage that fails under two instances', () => {
     postgres.stop();
     await new Promise((resolve) => setTimeout(resolve, outageMs));
     postgres.start();
-    const counts = await load;
-    t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}; succeeded ${counts.succeeded.length}`);
-    for (const server of servers) {
-      const lines = server.stdout().split('\n');
-      const count = (text: string) => lines.filter((line) => line.includes(text)).length;
-      t.diagnostic(
-        `unavailable ${count('storage is unavailable')}, back ${count('storage answers again')}, lines ${lines.length}`,
-      );
-    }
-    assertAllAlive();
-    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
-    assertNoFailureOfOurs(counts);
-    await assertRecorded(counts);
-    await assertAsyncEnded(counts);
-    await assertEventsDelivered(counts);
-    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice, async included');
+    await assertLoadHeld(t, await load, first, calls);
   });
 
   test('a failover to a promoted replica at the same address, under load: no exit, nothing sent twice, no 500', async (t) => {
@@ -250,14 +256,7 @@ describe('storage that fails under two instances', () => {
     });
     await until(() => upstream.seen(first + 100) > 0, 'the load is going');
     postgres.failover();
-    const counts = await load;
-    t.diagnostic(`statuses: ${JSON.stringify(counts.statuses)}; succeeded ${counts.succeeded.length}`);
-    assertAllAlive();
-    assertNoFailureOfOurs(counts);
-    await assertRecorded(counts);
-    await assertAsyncEnded(counts);
-    await assertEventsDelivered(counts);
-    assert.deepEqual(sentTwice(upstream, first, calls), [], 'calls the upstream received twice');
+    await assertLoadHeld(t, await load, first, calls);
   });
 
   test('PostgreSQL stopped 4 s while a keyed send is at the upstream: answered once, sent once, replayed after', async (t) => {
