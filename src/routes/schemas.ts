@@ -40,7 +40,7 @@ const failureMeaning = {
   429: '`rate_limited`: over the key’s limit per minute, or too many failed authentications from this address; with Retry-After.',
   500: '`internal_error`: a bug on our side, never bad input.',
   502: 'The upstream failed.',
-  503: '`service_unavailable`: this instance is shutting down; retry on another (Retry-After).',
+  503: '`service_unavailable`: this instance is shutting down (retry on another), or its storage is unavailable for a moment (`details.reason: "storage"`, nothing changed or sent); retry after Retry-After.',
   504: '`upstream_timeout`: the upstream did not answer in time.',
 } as const;
 
@@ -52,7 +52,10 @@ const failureHeaders: Partial<Record<FailureStatus, Record<string, object>>> = {
   503: { 'Retry-After': { type: 'integer', description: 'Seconds to wait.' } },
 };
 
-/** Every tenant endpoint can answer these, whatever it does: bad headers, credentials, scope, rate limit, a bug, shutdown. */
+/**
+ * Every tenant endpoint can answer these, whatever it does: bad headers, credentials, scope, rate limit, a bug, shutdown
+ * or storage unavailable.
+ */
 export const tenantFailures = [400, 401, 403, 429, 500, 503] as const;
 
 /** What a route that reads a JSON body can answer besides. */
