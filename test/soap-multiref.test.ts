@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertError, assertOk } from './helpers/assertions.ts';
+import { withEventLoopDelay } from './helpers/event-loop-delay.ts';
 import { type Auth, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
 import { type CorpusServer, corpusEntries, describeWithCorpus, serveCorpus, zeepReplies } from './helpers/wsdl-corpus.ts';
@@ -169,6 +170,41 @@ describe('multi-reference values in raw mode', () => {
     );
     const error = assertError(await call(), 502, 'upstream_invalid_response');
     assert.match(error.message, /expand to more than 1000000 values/);
+  });
+
+  /** `accessors` references to one multiRef `m` holding `inner`: what N×M bombs are made of. */
+  const bomb = (accessors: number, inner: string) =>
+    axisAnswer(
+      `<ns1:getIssueResponse xmlns:ns1="urn:x">${'<i href="#m"/>'.repeat(accessors)}</ns1:getIssueResponse>`,
+      `<multiRef id="m">${inner}</multiRef>`,
+    );
+
+  test('N references to one element of M texts (64 KB → 4,000,000 values) are refused before any copy, the event loop free', async (t) => {
+    setup.answer.xml = bomb(4_000, '<s>x</s>'.repeat(1_000));
+    t.diagnostic(`answer: ${setup.answer.xml.length} bytes`);
+    const { result, maxDelayMs } = await withEventLoopDelay(call);
+    const error = assertError(result, 502, 'upstream_invalid_response');
+    assert.match(error.message, /expand to more than 1000000 values/);
+    t.diagnostic(`event loop held at most ${maxDelayMs.toFixed(0)} ms (2,600 ms before the bound counted texts)`);
+    // Generous against a loaded machine; the unbounded copy held it for seconds.
+    assert.ok(maxDelayMs < 1000, `the event loop was held ${maxDelayMs} ms`);
+  });
+
+  test('references to one large text beyond IX_EXECUTE_MAX_BYTES once resolved are refused (read off the main thread)', async () => {
+    // 40 references to 1.1 MB: 44 MB resolved, over the 32 MiB default; the answer itself (over 1 MiB) is read by a
+    // worker thread, which is given the same bound.
+    setup.answer.xml = bomb(40, `<s>${'x'.repeat(1_100_000)}</s>`);
+    const error = assertError(await call(), 502, 'upstream_invalid_response');
+    assert.match(error.message, /expand to more than 33554432 bytes \(IX_EXECUTE_MAX_BYTES\)/);
+  });
+
+  test('a 770 KB answer of references (50,000 × 20 texts) is refused, and the next answer is read as usual', async () => {
+    setup.answer.xml = bomb(50_000, '<s>x</s>'.repeat(20));
+    const error = assertError(await call(), 502, 'upstream_invalid_response');
+    assert.match(error.message, /expand to more than 1000000 values/);
+    // And the next answer is read as usual.
+    setup.answer.xml = issue;
+    assertOk(await call());
   });
 });
 

@@ -14,9 +14,12 @@ export type ResultMessage = { ok: true /** The result's JSON text. */; text: Uin
  * The answer's result, shaped by `model` (WSDL mode's output, copied here with the task) when there is one; with
  * `bodyParts`, of every element of the Body (see readSoapResponse).
  */
-export function readSoapAnswer(task: AnswerTask & { model?: ComplexModel; bodyParts?: boolean }): ResultMessage {
+export function readSoapAnswer(
+  task: AnswerTask & { model?: ComplexModel; bodyParts?: boolean; maxResolvedBytes?: number },
+): ResultMessage {
   try {
-    const result = readSoapResponse(task.status, task.headers, bodyOf(task), { bodyParts: task.bodyParts });
+    const { bodyParts, maxResolvedBytes } = task;
+    const result = readSoapResponse(task.status, task.headers, bodyOf(task), { bodyParts, maxResolvedBytes });
     const data = task.model ? shapeResult(task.model, result) : result;
     return moving({ ok: true as const, text: redactedText(data, task.secrets) });
   } catch (error) {

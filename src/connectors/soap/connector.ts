@@ -229,7 +229,10 @@ function connect(
    */
   async function readResult(response: UpstreamResponse, model?: ComplexModel, bodyParts = false): Promise<unknown> {
     if (response.body.length < offThreadMinBytes) {
-      const result = readSoapResponse(response.status, response.headers, response.body, { bodyParts });
+      const result = readSoapResponse(response.status, response.headers, response.body, {
+        bodyParts,
+        maxResolvedBytes: context.budget.maxBytes,
+      });
       return model ? shapeResult(model, result) : result;
     }
     const read = await readOffThread<ResultMessage>(
@@ -238,7 +241,7 @@ function connect(
       'readSoapAnswer',
       response,
       context.secrets.secrets,
-      model ? { model, bodyParts } : {},
+      { ...(model && { model, bodyParts }), maxResolvedBytes: context.budget.maxBytes },
     );
     if (!read.ok) throw failureOf(read.failure);
     return new RawJson([bufferOf(read.text)]);

@@ -12,19 +12,104 @@ import { carryXsiType } from './xml-reader.ts';
  * - a value referenced twice is copied twice (JSON has no shared objects);
  * - a reference back to an element being resolved (a cycle) stays as read (`{$attributes: {href}}`): JSON has no cycles;
  * - a reference to an id the answer does not hold stays as read;
- * - bounded as every XML answer is (docs/limits.md#upstreams): at most 1,000,000 values once resolved and 256 levels,
- *   else `upstream_invalid_response`, so a handful of references that each name the next twice cannot expand
- *   without bound.
+ * - bounded as every XML answer is (docs/limits.md#upstreams): at most 1,000,000 values once resolved (every object,
+ *   array item and text counts, those a reference copies included), about `maxBytes` of JSON once resolved
+ *   (IX_EXECUTE_MAX_BYTES) and 256 levels, else `upstream_invalid_response`, counted as the copies are made: N
+ *   references to one element of M texts are refused before N×M values are spent, and a handful of references that
+ *   each name the next twice cannot expand without bound.
  *
  * @example resolveReferences({ r: { $attributes: { href: '#a' } } }, new Map([['a', { $attributes: { id: 'a' }, x: '1' }]]))
  * // { r: { x: '1' } }
  */
-export function resolveReferences(value: unknown, independent: ReadonlyMap<string, unknown>): unknown {
-  const budget = { values: 0 };
+export function resolveReferences(
+  value: unknown,
+  independent: ReadonlyMap<string, unknown>,
+  options: { maxBytes?: number } = {},
+): unknown {
+  const maxBytes = options.maxBytes ?? defaultMaxBytes;
+  // What the answer would resolve to, counted first in one pass over what was read (each element's cost once): a bomb
+  // is refused before a single copy is made. The resolution counts again as it copies, exactly.
+  const cost = costOf(value, independent, new Map(), new Set(), 0);
+  if (cost.values > maxValues) throw tooLarge(`expand to more than ${maxValues} values`);
+  if (cost.bytes > maxBytes) throw tooLarge(`expand to more than ${maxBytes} bytes (IX_EXECUTE_MAX_BYTES)`);
+  const budget: Budget = { values: 0, bytes: 0, maxBytes };
   return resolve(value, independent, new Set(), 0, budget);
 }
 
+interface Cost {
+  values: number;
+  bytes: number;
+}
+
+/**
+ * The values and bytes `value` resolves to, as `resolve` and `count` would count them; each referenced element's cost
+ * is worked out once (`costs`), so the pass is linear in what was read however often an element is referenced. A
+ * reference back into an element being costed (a cycle) costs what it is as read.
+ */
+function costOf(
+  value: unknown,
+  independent: ReadonlyMap<string, unknown>,
+  costs: Map<string, Cost>,
+  costing: Set<string>,
+  depth: number,
+): Cost {
+  if (depth > maxDepth) throw tooLarge(`nest deeper than ${maxDepth} levels`);
+  if (!isJsonObject(value) && !Array.isArray(value)) {
+    return { values: 1, bytes: (typeof value === 'string' ? value.length : 8) + perValueBytes };
+  }
+  const total: Cost = { values: 1, bytes: perValueBytes };
+  const add = (part: Cost) => {
+    // Past every bound the sum stops mattering: capped, so no arithmetic runs away.
+    total.values = Math.min(total.values + part.values, Number.MAX_SAFE_INTEGER);
+    total.bytes = Math.min(total.bytes + part.bytes, Number.MAX_SAFE_INTEGER);
+  };
+  if (Array.isArray(value)) {
+    for (const item of value) add(costOf(item, independent, costs, costing, depth + 1));
+    return total;
+  }
+  const attributes = isJsonObject(value.$attributes) ? value.$attributes : undefined;
+  const href = attributes?.href;
+  if (typeof href === 'string' && href.startsWith('#')) {
+    const id = href.slice(1);
+    const target = independent.get(id);
+    if (target !== undefined && !costing.has(id)) {
+      let known = costs.get(id);
+      if (known === undefined) {
+        costing.add(id);
+        known = costOf(target, independent, costs, costing, depth + 1);
+        costing.delete(id);
+        costs.set(id, known);
+      }
+      return known;
+    }
+  }
+  for (const [key, item] of Object.entries(value)) {
+    add({ values: 1, bytes: key.length + perValueBytes });
+    if (key === '$attributes') {
+      if (isJsonObject(item)) {
+        for (const [name, text] of Object.entries(item)) {
+          add({ values: 1, bytes: name.length + (typeof text === 'string' ? text.length : 8) + perValueBytes });
+        }
+      }
+    } else {
+      add(costOf(item, independent, costs, costing, depth + 1));
+    }
+  }
+  return total;
+}
+
+interface Budget {
+  values: number;
+  /** About the JSON text the resolved value makes: every text's length, and a few bytes for each value and key. */
+  bytes: number;
+  maxBytes: number;
+}
+
 const maxValues = 1_000_000;
+/** IX_EXECUTE_MAX_BYTES's default, for a caller that names none. */
+const defaultMaxBytes = 32 * 1024 * 1024;
+/** What a value costs in JSON beside its text: quotes, a separator, a key's quotes and colon. */
+const perValueBytes = 4;
 const maxDepth = 256;
 /** Attributes of the encoding that say how the graph was written, not what the value is. */
 const bookkeeping = new Set(['id', 'root', 'encodingStyle']);
@@ -34,15 +119,18 @@ function resolve(
   independent: ReadonlyMap<string, unknown>,
   resolving: Set<string>,
   depth: number,
-  budget: { values: number },
+  budget: Budget,
 ): unknown {
   if (depth > maxDepth) throw tooLarge(`nest deeper than ${maxDepth} levels`);
   if (Array.isArray(value)) {
-    count(budget);
+    count(budget, 0);
     return value.map((item) => resolve(item, independent, resolving, depth + 1, budget));
   }
-  if (!isJsonObject(value)) return value;
-  count(budget);
+  if (!isJsonObject(value)) {
+    count(budget, typeof value === 'string' ? value.length : 8);
+    return value;
+  }
+  count(budget, 0);
   const attributes = isJsonObject(value.$attributes) ? value.$attributes : undefined;
   const href = attributes?.href;
   if (typeof href === 'string' && href.startsWith('#')) {
@@ -61,7 +149,8 @@ function resolve(
   }
   const resolved: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    const next = key === '$attributes' ? item : resolve(item, independent, resolving, depth + 1, budget);
+    count(budget, key.length);
+    const next = key === '$attributes' ? attributesOf(item, budget) : resolve(item, independent, resolving, depth + 1, budget);
     // defineProperty: an element named __proto__ (a valid XML name) stays an element.
     Object.defineProperty(resolved, key, { value: next, enumerable: true, writable: true, configurable: true });
   }
@@ -90,8 +179,20 @@ function withAttributes(value: unknown, accessor: Record<string, unknown>): unkn
   return withOwn;
 }
 
-function count(budget: { values: number }): void {
+/** Attributes are copied as they are: their names and texts count. */
+function attributesOf(attributes: unknown, budget: Budget): unknown {
+  if (isJsonObject(attributes)) {
+    for (const [name, text] of Object.entries(attributes))
+      count(budget, name.length + (typeof text === 'string' ? text.length : 8));
+  }
+  return attributes;
+}
+
+/** One more value of about `bytes` bytes of text in the resolved answer; beyond the bounds, refused. */
+function count(budget: Budget, bytes: number): void {
   if (++budget.values > maxValues) throw tooLarge(`expand to more than ${maxValues} values`);
+  budget.bytes += bytes + perValueBytes;
+  if (budget.bytes > budget.maxBytes) throw tooLarge(`expand to more than ${budget.maxBytes} bytes (IX_EXECUTE_MAX_BYTES)`);
 }
 
 function tooLarge(what: string): ApiError {

@@ -77,7 +77,7 @@ export function readSoapResponse(
   if (soapBody === undefined) {
     throw invalidResponse('The upstream answer is XML but not a SOAP envelope with a Body.', status, headers, body);
   }
-  const result = options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody);
+  const result = options.bodyParts ? bodyParts(soapBody) : methodResult(soapBody, options.maxResolvedBytes);
   if (attachments.length > 0) result.$attachments = attachments;
   return result;
 }
@@ -88,6 +88,8 @@ export interface ReadOptions {
    * by name (`{Summary: …, Detail: …}`), not the first one's content.
    */
   bodyParts?: boolean;
+  /** The most JSON the answer's multi-reference values may resolve to (IX_EXECUTE_MAX_BYTES; references.ts). */
+  maxResolvedBytes?: number;
 }
 
 /** Every element of the Body, by name, as `elementValue` shows them. */
@@ -102,14 +104,14 @@ function bodyParts(soapBody: unknown): Record<string, unknown> {
  * The Body's first child element as an object (repeated first elements: the first one), its multi-reference
  * accessors (`href="#id"`) resolved from the Body's other children that carry an `id` (references.ts).
  */
-function methodResult(soapBody: unknown): Record<string, unknown> {
+function methodResult(soapBody: unknown, maxResolvedBytes: number | undefined): Record<string, unknown> {
   if (!isJsonObject(soapBody)) return {};
   const names = Object.keys(soapBody).filter((key) => key !== textKey && !key.startsWith(attributePrefix));
   if (names.length === 0) return {};
   const [name, ...others] = names;
   let value = elementValue(childElement(soapBody, name));
   const independent = independentElements(soapBody, others);
-  if (independent.size > 0) value = resolveReferences(value, independent);
+  if (independent.size > 0) value = resolveReferences(value, independent, { maxBytes: maxResolvedBytes });
   if (isJsonObject(value)) return value;
   return value === '' || value === null ? {} : { $value: value };
 }
