@@ -7,6 +7,7 @@ import { saveIntegration } from '../src/storage/integrations.ts';
 import { assertError } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 import { httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';
+import { TestPki } from './helpers/test-pki.ts';
 
 /** How an integration shows `retry` and `max_concurrency` when neither is set. */
 const unsetResilience = {
@@ -485,8 +486,13 @@ describe("a SOAP integration's auth header goes only to the origins it names, no
     await put('far', { endpoint_url: `${a.url}/far.wsdl`, auth_header: 'X-Api-Token', auth_value: token });
     const refused = await greet('far');
     const error = assertError(refused, 422, 'integration_misconfigured');
-    assert.deepEqual(error.details, { field: 'config.service_url', address: `${b.url}/imported` });
-    assert.match(error.message, /set config\.service_url/);
+    assert.deepEqual(error.details, {
+      field: 'config.service_url',
+      address: `${b.url}/imported`,
+      origin: b.url,
+      credentials: ['config.auth'],
+    });
+    assert.match(error.message, /Set config\.service_url/);
     assert.deepEqual(since('b', atB), [], 'B received nothing');
     assert.deepEqual(since('a', atA), [
       ['GET /far.wsdl', token],
@@ -507,6 +513,47 @@ describe("a SOAP integration's auth header goes only to the origins it names, no
     await put('far-open', { endpoint_url: `${a.url}/far.wsdl`, auth_header: 'X-Api-Token' });
     assert.equal((await greet('far-open')).statusCode, 200);
     assert.deepEqual(since('b', atB).at(-1), ['POST /imported', undefined]);
+  });
+
+  test('a WS-Security password: a soap:address on B gets nothing (422 naming B) until service_url names B', async () => {
+    const [atA, atB] = [seen.a.length, seen.b.length];
+    const password = 'wsse-pass-for-A-only-7c2e';
+    const wsSecurity = { username_token: { username: 'ada', password, password_type: 'text' } };
+    await put('far-wsse', { endpoint_url: `${a.url}/far.wsdl`, ws_security: wsSecurity });
+    const error = assertError(await greet('far-wsse'), 422, 'integration_misconfigured');
+    assert.equal(error.details?.origin, b.url);
+    assert.deepEqual(error.details?.credentials, ['config.ws_security']);
+    assert.match(error.message, new RegExp(`on ${b.url.replaceAll('.', '\\.')}`));
+    assert.deepEqual(since('b', atB), [], 'B received nothing, so no password');
+    assert.ok(
+      since('a', atA).every(([request]) => request.startsWith('GET ')),
+      'A was asked for documents only',
+    );
+
+    await put('far-wsse', { endpoint_url: `${a.url}/far.wsdl`, service_url: `${b.url}/imported`, ws_security: wsSecurity });
+    assert.equal((await greet('far-wsse')).statusCode, 200);
+    assert.deepEqual(
+      since('b', atB).map(([request]) => request),
+      ['POST /imported'],
+    );
+  });
+
+  test('a TLS client certificate: a soap:address on B gets nothing (422), its key is for the origins named', async () => {
+    const atB = seen.b.length;
+    const pki = new TestPki();
+    try {
+      pki.ca('ca', 'Client CA');
+      const client = pki.sign('ca', 'client', { cn: 'ix-client', usage: 'clientAuth' });
+      await put('far-tls', {
+        endpoint_url: `${a.url}/far.wsdl`,
+        tls: { client_certificate: client.cert, client_key: client.key },
+      });
+      const error = assertError(await greet('far-tls'), 422, 'integration_misconfigured');
+      assert.deepEqual(error.details?.credentials, ['config.tls.client_key']);
+      assert.deepEqual(since('b', atB), []);
+    } finally {
+      pki.remove();
+    }
   });
 
   test('a WSDL fetch answered by a redirect to B is not followed: B gets nothing', async () => {

@@ -1,5 +1,6 @@
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
+import type { TlsConfig } from '../../credentials/tls.ts';
 import { tlsSecretPaths } from '../../credentials/tls-config.ts';
 import { applyWsSecurity, describeWsSecurity, type WsSecurityOptions } from '../../credentials/ws-security.ts';
 import { wsSecuritySecretPaths } from '../../credentials/ws-security-config.ts';
@@ -112,18 +113,35 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
 }
 
 /**
- * A WSDL-mode call whose address (the WSDL's `soap:address`, no `service_url` set) is on an origin the owner did not
- * name, while the integration has an auth header. The WSDL's host named that address, not the owner: sending the
- * secret there would let whoever writes the WSDL (or an import of it) collect it, and sending the call without it
- * would fail at the service in a way that hides why. So nothing is sent, and the owner is told how to allow it:
- * `service_url` names the address, and a secret goes where its owner sent it (docs/security.md#secrets-follow-their-origin).
+ * The credentials a call of the integration would carry, by the config field that holds them: `auth` and the
+ * shorthands (a header), `ws_security` (a password or a signature in the envelope), a TLS client certificate (its
+ * key proves the owner's identity in the handshake). Empty when it carries none.
  */
-function foreignAddress(portName: string, address: string): ApiError {
+function carriedCredentials(integration: ResolvedIntegration, headers: boolean): string[] {
+  const config = integration.config;
+  const tls = config.tls as TlsConfig | undefined;
+  return [
+    ...(headers ? ['auth'] : []),
+    ...(config.ws_security !== undefined && config.ws_security !== null ? ['ws_security'] : []),
+    ...(typeof tls?.client_key === 'string' ? ['tls.client_key'] : []),
+  ];
+}
+
+/**
+ * A WSDL-mode call whose address (the WSDL's `soap:address`, no `service_url` set) is on an origin the owner did not
+ * name, while the integration carries credentials (any of them: an auth header, a WS-Security password or signature,
+ * a TLS client certificate). The WSDL's host named that address, not the owner: sending the credential there would
+ * let whoever writes the WSDL (or an import of it) collect it, and sending the call without it would fail at the
+ * service in a way that hides why. So nothing is sent, and the owner is told how to allow it: `service_url` names the
+ * address, and a credential goes where its owner sent it (docs/security.md#secrets-follow-their-origin).
+ */
+function foreignAddress(portName: string, address: string, credentials: string[]): ApiError {
   const origin = URL.parse(address)?.origin ?? address;
+  const what = credentials.map((field) => `config.${field}`).join(', ');
   return new ApiError(
     'integration_misconfigured',
-    `The WSDL's port ${portName} has its address on ${origin}, an origin the integration does not name, so its auth_value is not sent there; set config.service_url to that address to send calls (and the auth_value) to it.`,
-    { field: 'config.service_url', address: redactUrl(address) },
+    `The WSDL's port ${portName} has its address on ${origin}, an origin the integration does not name, so nothing is sent there: the call would carry ${what}. Set config.service_url to that address to send calls (and their credentials) to it.`,
+    { field: 'config.service_url', address: redactUrl(address), origin, credentials: credentials.map((f) => `config.${f}`) },
   );
 }
 
@@ -169,7 +187,8 @@ function connect(
       );
     }
     const url = settings.serviceUrl ?? port.location;
-    if (settings.hasCredentials && !credentialsMayGoTo(integration, url)) throw foreignAddress(port.name, url);
+    const credentials = carriedCredentials(integration, settings.hasCredentials);
+    if (credentials.length > 0 && !credentialsMayGoTo(integration, url)) throw foreignAddress(port.name, url, credentials);
     return { loaded, port, operation, url };
   }
 
