@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -177,5 +178,85 @@ describe('config.tls through execute: a private CA and mutual TLS', () => {
     } else {
       assert.fail(`test answered ${res.statusCode}: ${res.body}`);
     }
+  });
+});
+
+describe('a TLS client key goes only to the origins the config names', () => {
+  const pki = new TestPki();
+  let h: Harness;
+  let auth: { key: string; tenant: string };
+  const servers: { close(): void }[] = [];
+  /** Per server, each request with the CN of the client certificate presented ('' for none). */
+  const seen: Record<'a' | 'b', Array<[string, string]>> = { a: [], b: [] };
+  const wsdl = readFileSync(new URL('./fixtures/soap/imported.wsdl', import.meta.url), 'utf8');
+  const types = readFileSync(new URL('./fixtures/soap/types.xsd', import.meta.url), 'utf8');
+  const greeted =
+    '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><GreetResponse xmlns="http://example.com/greeter/types"><GreetResult>Hello, Ann!</GreetResult></GreetResponse></s:Body></s:Envelope>';
+  let a = '';
+  let b = '';
+
+  /** An https server that asks for a client certificate, takes the call without one, and notes which it got. */
+  async function asking(name: 'a' | 'b', server: Issued, clientCa: Issued): Promise<string> {
+    const https = createServer(
+      { cert: server.cert, key: server.key, ca: clientCa.cert, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const cn = String((req.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
+        seen[name].push([`${req.method} ${req.url}`, cn]);
+        req.resume();
+        req.on('end', () => {
+          const xml = (text: string) => res.writeHead(200, { 'content-type': 'text/xml' }).end(text);
+          if (req.url === '/greeter.wsdl')
+            xml(wsdl.replace('__BASE_URL__/types.xsd', `${b}/types.xsd`).replaceAll('__BASE_URL__', a));
+          else if (req.url === '/types.xsd') xml(types);
+          else xml(greeted);
+        });
+      },
+    );
+    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    servers.push(https);
+    return `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
+  }
+
+  before(async () => {
+    const ca = pki.ca('ca', 'Test CA');
+    const clientCa = pki.ca('client-ca', 'Client CA');
+    const server = pki.sign('ca', 'server', { cn: 'localhost', san: 'DNS:localhost,IP:127.0.0.1', usage: 'serverAuth' });
+    const client = pki.sign('client-ca', 'client', { cn: 'client-one', usage: 'clientAuth' });
+    a = await asking('a', server, clientCa);
+    b = await asking('b', server, clientCa);
+    h = await harness();
+    await h.tenant('acme');
+    auth = await h.auth('acme', ['*']);
+    const res = await h.call(auth, {
+      method: 'PUT',
+      url: '/api/v1/integrations/greeter',
+      payload: {
+        connector: 'soap-1.0.0',
+        config: {
+          endpoint_url: `${a}/greeter.wsdl`,
+          tls: { ca: ca.cert, client_certificate: client.cert, client_key: client.key },
+        },
+      },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+  });
+  after(async () => {
+    for (const server of servers) server.close();
+    await h.close();
+    pki.remove();
+  });
+
+  test('a WSDL on A importing its XSD from B: A sees the client certificate, B (asking for one) gets none', async () => {
+    const res = await h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/greeter/execute',
+      payload: { operation: 'send', method: 'Greet', params: { name: 'Ann' } },
+    });
+    assert.deepEqual(assertOk(res), { GreetResult: 'Hello, Ann!' });
+    assert.deepEqual(seen.a, [
+      ['GET /greeter.wsdl', 'client-one'],
+      ['POST /imported', 'client-one'],
+    ]);
+    assert.deepEqual(seen.b, [['GET /types.xsd', '']], 'B asked for a certificate and got none');
   });
 });

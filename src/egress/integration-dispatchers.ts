@@ -49,10 +49,31 @@ export class IntegrationDispatchers {
     return this.#entries.size;
   }
 
-  forIntegration(integration: IntegrationVersion, tls: TlsConfig | undefined): Dispatcher {
+  /**
+   * The dispatcher of one integration version. With a TLS client key, a request to an origin outside
+   * `credentialOrigins` (a WSDL document imported from another host) goes through a twin without the client
+   * certificate and key: the key proves the owner's identity only to the origins the owner named
+   * (docs/security.md#secrets-follow-their-origin). Both keep the integration's roots, SNI and minimum version.
+   */
+  forIntegration(
+    integration: IntegrationVersion,
+    tls: TlsConfig | undefined,
+    credentialOrigins: ReadonlySet<string> = new Set(),
+  ): Dispatcher {
     if (tls === undefined) return this.#options.shared;
+    const own = this.#forTls(integration, tls, 'own');
+    if (typeof tls.client_key !== 'string') return own;
+    const { client_certificate: _cert, client_key: _key, client_key_password: _password, ...anonymous } = tls;
+    const twin = this.#forTls(integration, anonymous, 'anonymous');
+    return own.compose((dispatch) => (options, handler) => {
+      const origin = URL.parse(String(options.origin ?? ''))?.origin;
+      return origin !== undefined && credentialOrigins.has(origin) ? dispatch(options, handler) : twin.dispatch(options, handler);
+    });
+  }
+
+  #forTls(integration: IntegrationVersion, tls: TlsConfig, kind: 'own' | 'anonymous'): Dispatcher {
     // JSON of the parts, so no tenant or integration id can be shaped to collide with another's key.
-    const key = JSON.stringify([integration.tenantId, integration.integrationId, String(integration.version)]);
+    const key = JSON.stringify([integration.tenantId, integration.integrationId, String(integration.version), kind]);
     const cached = this.#entries.get(key);
     if (cached) {
       this.#entries.delete(key);

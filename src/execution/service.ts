@@ -173,6 +173,7 @@ class BoundRun implements ConnectorContext {
     this.dispatcher = shared.dispatchers.forIntegration(
       { tenantId: integration.tenantId, integrationId: integration.id, version: integration.version },
       resolved.tls,
+      integration.credentialOrigins,
     );
     this.connection = resolved.definition.connect(integration, this);
   }
