@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { facetProblem, maxPatternText, readFacets } from '../src/connectors/soap/facets.ts';
+import fc from 'fast-check';
+import { RE2JS } from 're2js';
+import { facetProblem, maxPatternSteps, readFacets } from '../src/connectors/soap/facets.ts';
 import type { XmlElement } from '../src/connectors/soap/xml-reader.ts';
 import { readXmlTree } from '../src/connectors/soap/xml-reader.ts';
+import { xsdToRe2 } from '../src/connectors/soap/xsd-regex.ts';
 
 /** The restriction element of `<xs:restriction …>children</xs:restriction>`. */
 function restriction(children: string): XmlElement {
@@ -47,16 +50,108 @@ describe('facets: read from restrictions, checked against values', () => {
     assert.equal(facetProblem(facets, 'decimal', '1.234'), 'must have at most 2 digits after the point (fractionDigits)');
   });
 
-  test('patterns that could backtrack without end, or that JavaScript cannot express, are not checked', () => {
-    const hostile = 'a'.repeat(5000);
-    for (const pattern of ['(a+)+b', '(a|aa)*b', '\\d*\\d*\\d*x', '[a-z-[aeiou]]+', '\\i\\c*']) {
+  test('patterns that backtrack in JavaScript are checked by a linear-time engine, the red team’s among them', (t) => {
+    const thirty = '(a|a)'.repeat(30);
+    const cases: Array<[string, string, boolean]> = [
+      ['(a+)+b', `${'a'.repeat(5000)}`, false],
+      ['(a|aa)*b', `${'a'.repeat(1000)}b`, true],
+      ['\\d*\\d*\\d*x', '1'.repeat(1500), false],
+      [thirty, 'a'.repeat(31), false],
+      [thirty, 'a'.repeat(30), true],
+      ['(a|a){30}', 'a'.repeat(31), false],
+      ['a{0,100}a{0,100}a{0,100}', `${'a'.repeat(300)}b`, false],
+    ];
+    let slowest = 0;
+    for (const [pattern, text, fits] of cases) {
       const facets = readFacets(restriction(`<xs:pattern value="${pattern}"/>`), undefined);
-      assert.equal(facets?.patterns, undefined, pattern);
+      assert.ok(facets?.patterns, `${pattern} is checked`);
+      const started = performance.now();
+      const problem = facetProblem(facets, 'string', text);
+      slowest = Math.max(slowest, performance.now() - started);
+      assert.equal(problem === undefined, fits, `${pattern} against ${text.length} characters`);
     }
-    // A checked pattern is only applied to text of up to maxPatternText characters.
-    const facets = readFacets(restriction('<xs:pattern value="[A-Z]+"/>'), undefined);
-    assert.ok(facets);
-    assert.equal(facetProblem(facets, 'string', hostile.slice(0, maxPatternText)), 'must match the pattern [A-Z]+ (pattern)');
-    assert.equal(facetProblem(facets, 'string', hostile), undefined);
+    t.diagnostic(`slowest check: ${slowest.toFixed(1)} ms`);
+    // Repeats past RE2's 1,000, or programs past maxPatternProgram, are never applied (never slow, never refused).
+    for (const pattern of ['a{0,2000}a{0,2000}a{0,2000}', 'a{0,1000}a{0,1000}a{0,1000}a{0,1000}a{0,1000}a{0,1000}']) {
+      const facets = readFacets(restriction(`<xs:pattern value="${pattern}"/>`), undefined);
+      assert.ok(facets);
+      assert.equal(facetProblem(facets, 'string', 'b'), undefined, pattern);
+    }
+  });
+
+  test('the work of one check is bounded: program size × text length, past it the value is not checked', () => {
+    const facets = readFacets(restriction('<xs:pattern value="[\\p{L}\\p{N}]{1,1000}[\\p{L}\\p{N}]{1,1000}"/>'), undefined);
+    assert.ok(facets?.patterns);
+    const compiled = RE2JS.compile(facets.patterns[0][0]);
+    const longest = Math.floor(maxPatternSteps / compiled.programSize());
+    assert.equal(
+      facetProblem(facets, 'string', `${'a'.repeat(longest - 1)}!`),
+      'must match the pattern [\\p{L}\\p{N}]{1,1000}[\\p{L}\\p{N}]{1,1000} (pattern)',
+    );
+    assert.equal(facetProblem(facets, 'string', `${'a'.repeat(longest + 1)}!`), undefined, 'not checked');
+  });
+
+  test('XML Schema’s dialect: implicit anchors, literal ^ and $, \\i and \\c, class subtraction, \\s and . as XSD has them', () => {
+    const check = (pattern: string, text: string) => {
+      const facets = readFacets(restriction(`<xs:pattern value="${pattern}"/>`), undefined);
+      assert.ok(facets?.patterns, `${pattern} is checked`);
+      return facetProblem(facets, 'string', text) === undefined;
+    };
+    assert.equal(check('[a-z-[aeiou]]+', 'bcd'), true);
+    assert.equal(check('[a-z-[aeiou]]+', 'bad'), false);
+    assert.equal(check('[a-z-[^aeiou]]+', 'aei'), true, 'a subtraction of a negated class');
+    assert.equal(check('\\i\\c*', 'x1-y.z'), true);
+    assert.equal(check('\\i\\c*', '1x'), false);
+    assert.equal(check('\\I+', '12'), true);
+    assert.equal(check('^a$', '^a$'), true, '^ and $ are characters');
+    assert.equal(check('^a$', 'a'), false);
+    assert.equal(check('a.b', 'a\nb'), false, '. is not a line end');
+    assert.equal(check('a.b', 'a€b'), true);
+    assert.equal(check('a\\sb', 'a\fb'), false, '\\s is space, tab, CR and LF only');
+    assert.equal(check('a\\sb', 'a\tb'), true);
+    assert.equal(check('[\\w-]+', 'a-é'), true);
+    assert.equal(check('[\\w-]+', 'a b'), false);
+    assert.equal(check('\\d{3}', '١٢٣'), true, '\\d is any decimal digit');
+    assert.equal(check('abc', 'xabcx'), false, 'anchored at both ends');
+    for (const untranslatable of ['\\p{IsBasicLatin}+', '[\\p{L}-[a]]', '[^\\w]', '(a', 'a{1001}']) {
+      const facets = readFacets(restriction(`<xs:pattern value="${untranslatable}"/>`), undefined);
+      assert.ok(
+        facets === undefined || facetProblem(facets, 'string', '\u0001') === undefined,
+        `${untranslatable} is not checked`,
+      );
+    }
+  });
+
+  test('property: on patterns both engines read alike, the RE2 translation agrees with JavaScript', () => {
+    const atom = fc.oneof(fc.constantFrom('a', 'b', 'c', '1', '\\.', '[a-c]', '[^b]', '[ab1]', '[a\\-c]', '(a|b)', '(ab|c)'));
+    const quantified = fc.tuple(atom, fc.constantFrom('', '*', '+', '?', '{2}', '{1,3}', '{0,2}')).map(([a, q]) => a + q);
+    const pattern = fc.array(quantified, { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
+    const text = fc.array(fc.constantFrom('a', 'b', 'c', '1', '.', '-'), { maxLength: 8 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(pattern, text, (xsd, value) => {
+        const source = xsdToRe2(xsd);
+        assert.ok(source, xsd);
+        const oracle = new RegExp(`^(?:${xsd})$`, 'u').test(value);
+        assert.equal(RE2JS.compile(source).matches(value), oracle, `${xsd} against ${JSON.stringify(value)}`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('property: generated hostile patterns never cost a check more than the step bound', () => {
+    const piece = fc.constantFrom('a', 'a*', 'a+', '(a|a)', '(a|aa)*', '(a+)+', 'a{0,50}', '(a|a){10}', '[a-z]{1,100}');
+    const pattern = fc.array(piece, { minLength: 1, maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(pattern, fc.integer({ min: 1, max: 3000 }), (xsd, length) => {
+        const facets = readFacets(restriction(`<xs:pattern value="${xsd}"/>`), undefined);
+        const source = facets?.patterns?.[0]?.[0];
+        if (source === undefined) return;
+        const cost = RE2JS.compile(source).programSize() * length;
+        const problem = facetProblem(facets as NonNullable<typeof facets>, 'string', `${'a'.repeat(length)}!`);
+        // Checked only within the bound; a value ending in ! never fits these patterns.
+        assert.equal(problem !== undefined, cost <= maxPatternSteps, `${xsd} × ${length}`);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,7 @@
+import { RE2JS } from 're2js';
 import { xsdNamespaces } from './namespaces.ts';
 import type { XmlElement } from './xml-reader.ts';
+import { xsdToRe2 } from './xsd-regex.ts';
 
 /**
  * The constraining facets of a simple type's restrictions (XML Schema 2, §4.3), as WSDL mode checks params against
@@ -7,8 +9,11 @@ import type { XmlElement } from './xml-reader.ts';
  * value must match a pattern of every step (the patterns of one step are alternatives).
  */
 export interface Facets {
-  /** Each step's patterns, as JavaScript regular expressions anchored at both ends; one of each must match. */
-  patterns?: RegExp[][];
+  /**
+   * Each step's patterns in RE2's syntax (xsd-regex.ts), matched whole by a linear-time engine; one of each step must
+   * match. Text, not compiled objects, so that a model can be copied to a worker thread.
+   */
+  patterns?: string[][];
   /** Each step's patterns as written, for messages. */
   patternTexts?: string[][];
   length?: number;
@@ -26,14 +31,15 @@ const numeric = ['length', 'minLength', 'maxLength', 'totalDigits', 'fractionDig
 const bounds = ['minInclusive', 'maxInclusive', 'minExclusive', 'maxExclusive'] as const;
 
 /**
- * The facets of one `xs:restriction`, on top of those its base type has. A pattern JavaScript cannot express (the
- * character class subtraction `[a-z-[aeiou]]`, `\i` and `\c`) is left out: a value is never refused for it.
+ * The facets of one `xs:restriction`, on top of those its base type has. A pattern RE2 cannot express (xsdToRe2) or
+ * longer than `maxPatternSource` is left out, and one that does not compile within `maxPatternProgram` is never
+ * applied: a value is never refused for it.
  *
- * @example readFacets(restriction, undefined) // { maxLength: 8, patterns: [[/^(?:[A-Z]+[0-9]*)$/u]] }
+ * @example readFacets(restriction, undefined) // { maxLength: 8, patterns: [['(?:[\\x{41}-\\x{5a}]+)']] }
  */
 export function readFacets(restriction: XmlElement, base: Facets | undefined): Facets | undefined {
   const facets: Facets = { ...base };
-  const patterns: RegExp[] = [];
+  const patterns: string[] = [];
   const texts: string[] = [];
   let own = false;
   for (const child of restriction.children) {
@@ -41,7 +47,7 @@ export function readFacets(restriction: XmlElement, base: Facets | undefined): F
     const value = child.attributes.value;
     if (value === undefined) continue;
     if (child.local === 'pattern') {
-      const pattern = javascriptPattern(value);
+      const pattern = checkablePattern(value);
       if (pattern !== undefined) {
         patterns.push(pattern);
         texts.push(value);
@@ -68,60 +74,62 @@ function narrower(name: string, base: number | undefined, own: number): number {
   return name.startsWith('min') ? Math.max(base, own) : name === 'length' ? own : Math.min(base, own);
 }
 
+/** The longest pattern source compiled: RE2 compiles in time linear in it, and a WSDL may hold many. */
+export const maxPatternSource = 1000;
+/** The largest compiled program kept (re2js's programSize): beyond it, the pattern is not checked. */
+export const maxPatternProgram = 5000;
 /**
- * An XML Schema regular expression (XML Schema 2, Appendix F) as a JavaScript one: implicitly anchored, `\d`, `\w`
- * and `\s` as Unicode classes, and undefined for what JavaScript cannot express.
+ * The most matching work one value's check may take, as program size × text length: the engine's steps are linear in
+ * both, and about a million of them is a few tens of milliseconds. A longer value is not checked against that pattern.
  */
-function javascriptPattern(xsd: string): RegExp | undefined {
-  if (/\\[iIcC]/.test(xsd) || /-\[/.test(xsd) || mayBacktrackBadly(xsd)) return undefined;
-  const translated = xsd
-    .replace(/\\d/g, '\\p{Nd}')
-    .replace(/\\w/g, '[^\\p{P}\\p{Z}\\p{C}]')
-    .replace(/\\W/g, '[\\p{P}\\p{Z}\\p{C}]');
-  try {
-    return new RegExp(`^(?:${translated})$`, 'u');
-  } catch {
-    return undefined;
+export const maxPatternSteps = 1_000_000;
+
+/** Compiled patterns by RE2 source, shared by every model: a WSDL's patterns compile once per process. */
+class CompiledPatterns {
+  readonly name = 'xsd-patterns';
+  readonly #max: number;
+  readonly #entries = new Map<string, RE2JS | null>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** The compiled pattern, or null when it does not compile or is too large. */
+  get(source: string): RE2JS | null {
+    let compiled = this.#entries.get(source);
+    if (compiled === undefined) {
+      try {
+        compiled = RE2JS.compile(source);
+        if (compiled.programSize() > maxPatternProgram) compiled = null;
+      } catch {
+        compiled = null;
+      }
+      if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
+      this.#entries.set(source, compiled);
+    }
+    return compiled;
   }
 }
 
-/** The longest text checked against a pattern: with at most two unbounded repeats, matching stays near 4 million steps. */
-export const maxPatternText = 2000;
+const compiledPatterns = new CompiledPatterns(10_000);
 
 /**
- * Whether a pattern could make JavaScript's backtracking matcher take time out of proportion to the text (a WSDL
- * is the upstream's to write, and a check must not hold the event loop): a repeated group that itself repeats or
- * alternates (`(a+)+`, `(a|a)*`: exponential), or more than two unbounded repeats (`\d*\d*\d*`: a high power).
- * Such patterns are not checked.
+ * An XSD pattern as RE2 text, or undefined when it is not to be checked (too long, or not expressible). It is compiled
+ * when a value is first checked against it, not when the WSDL is read: a WSDL may declare thousands of patterns its
+ * calls never use, and compiling all of them would hold the event loop while it loads.
  */
-function mayBacktrackBadly(source: string): boolean {
-  const groups: boolean[] = [];
-  let unbounded = 0;
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    const next = source[i + 1];
-    const repeatsNext = next === '*' || next === '+' || (next === '{' && /^\{\d+,\d*\}/.test(source.slice(i + 1)));
-    if (c === '[') inClass = true;
-    else if (c === '(') groups.push(false);
-    else if (c === ')') {
-      const inner = groups.pop() ?? false;
-      if (inner && repeatsNext) return true;
-      if (inner && groups.length > 0) groups[groups.length - 1] = true;
-    } else if (c === '*' || c === '+' || c === '|' || (c === '{' && /^\{\d+,\d*\}/.test(source.slice(i)))) {
-      if (groups.length > 0) groups[groups.length - 1] = true;
-      if (c !== '|' && !(c === '{' && /^\{\d+,\d+\}/.test(source.slice(i)))) unbounded++;
-    }
-  }
-  return unbounded > 2;
+function checkablePattern(xsd: string): string | undefined {
+  return xsd.length > maxPatternSource ? undefined : xsdToRe2(xsd);
+}
+
+/**
+ * Whether `text` matches `source` whole; undefined when the check would cost more than maxPatternSteps (not made).
+ * Linear in the text: no pattern a WSDL holds can make it take longer.
+ */
+function patternMatches(source: string, text: string): boolean | undefined {
+  const compiled = compiledPatterns.get(source);
+  if (compiled === null || compiled.programSize() * Math.max(text.length, 1) > maxPatternSteps) return undefined;
+  return compiled.matches(text);
 }
 
 /**
@@ -141,9 +149,11 @@ export function facetProblem(facets: Facets, builtin: string, text: string, item
   if (facets.maxLength !== undefined && size > facets.maxLength) {
     return `must be at most ${facets.maxLength} ${unit} long (maxLength)`;
   }
-  if (items === undefined && facets.patterns && text.length <= maxPatternText) {
+  if (items === undefined && facets.patterns) {
     for (const [i, step] of facets.patterns.entries()) {
-      if (!step.some((pattern) => pattern.test(text))) {
+      const results = step.map((pattern) => patternMatches(pattern, text));
+      // A step is failed only when every pattern of it was checked and none matched.
+      if (results.every((matched) => matched === false)) {
         return `must match the pattern ${facets.patternTexts?.[i]?.join(' or ') ?? ''} (pattern)`;
       }
     }
