@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { hasVariable, parseOperation } from '../src/connectors/graphql/document.ts';
+import { hasVariable, maxDocumentBytes, maxDocumentTokens, parseOperation } from '../src/connectors/graphql/document.ts';
 import { assertCursorVariableDeclared, paginate } from '../src/connectors/graphql/pagination.ts';
 import {
   countNonNullRootFields,
@@ -162,6 +162,23 @@ describe('parseOperation: documents are checked before anything goes out', () =>
   test('a document nested too deeply is a validation failure, not a crash', () => {
     const deep = `{${'a{'.repeat(20_000)}b${'}'.repeat(20_000)}}`;
     invalid(() => parseOperation({ document: deep, field: 'query' }), 'query', /nested too deeply/);
+  });
+
+  test('a document over 256 KiB, or over 20,000 tokens, is refused before it is parsed', () => {
+    // 925 KB of query held the event loop for seconds; now it is refused by its size alone.
+    const huge = `query { ${'a '.repeat(462_500)}}`;
+    invalid(
+      () => parseOperation({ document: huge, field: 'query' }),
+      'query',
+      /is 925009 bytes; a GraphQL document may be at most 262144 bytes/,
+    );
+    // Under the byte bound, but 25,000 tokens: graphql-js stops at its maxTokens.
+    const many = `mutation { ${'a '.repeat(25_000)}}`;
+    assert.ok(Buffer.byteLength(many) <= maxDocumentBytes);
+    invalid(() => parseOperation({ document: many, field: 'mutation' }), 'mutation', /more than 20000 tokens/);
+    // At the bounds it is read as usual.
+    const fits = `query { ${'a '.repeat(maxDocumentTokens - 10)}}`;
+    assert.equal(parseOperation({ document: fits, field: 'query' }).kind, 'query');
   });
 
   test('a mutation field holding a query, and a query field holding a mutation', () => {

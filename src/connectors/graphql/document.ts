@@ -113,11 +113,31 @@ export function hasVariable(operation: Pick<ParsedOperation, 'variableNames'>, n
   return operation.variableNames.includes(name);
 }
 
+/** The largest document a call may send, in bytes of UTF-8 (docs/limits.md#fields). */
+export const maxDocumentBytes = 256 * 1024;
+/** The most tokens graphql-js reads of a document before it gives up (its `maxTokens`). */
+export const maxDocumentTokens = 20_000;
+
+/**
+ * The document parsed, within bounds read before parsing: parsing and checking a document costs time in proportion to
+ * it, all on the event loop, so a megabyte of query would hold every tenant's calls for seconds.
+ */
 function parseDocument(source: string, field: DocumentField): DocumentNode {
   if (source.trim() === '') throw invalid(field, 'is empty; send a GraphQL document.');
+  const bytes = Buffer.byteLength(source);
+  if (bytes > maxDocumentBytes) {
+    throw invalid(field, `is ${bytes} bytes; a GraphQL document may be at most ${maxDocumentBytes} bytes (256 KiB).`);
+  }
   try {
-    return graphql().parse(source);
+    return graphql().parse(source, { maxTokens: maxDocumentTokens });
   } catch (error) {
+    // graphql-js 16 says "more that N tokens": matched by what stays put.
+    if (error instanceof graphql().GraphQLError && /\d+ tokens\. Parsing aborted/.test(error.message)) {
+      throw invalid(
+        field,
+        `has more than ${maxDocumentTokens} tokens; a GraphQL document may have at most ${maxDocumentTokens}.`,
+      );
+    }
     if (error instanceof graphql().GraphQLError) {
       const where = error.locations?.[0];
       const at = where === undefined ? '' : ` (line ${where.line}, column ${where.column})`;
