@@ -292,18 +292,26 @@ describe('the token request, the clock and misbehaving token endpoints', () => {
     assert.equal(raw.received.length, 2);
   });
 
-  test('a token living a minute is reused for half of it, not fetched for every call', async () => {
+  test('never reused inside its last minute, whatever its lifetime: 63 s is reused 3 s; 60 s is fetched every call', async () => {
     let now = 0;
-    const raw = await tokenEndpoint(token({ access_token: 'short', expires_in: 60 }));
+    const raw = await tokenEndpoint(
+      token({ access_token: 'first', expires_in: 63 }),
+      token({ access_token: 'second', expires_in: 63 }),
+      token({ access_token: 'minute', expires_in: 60 }),
+      token({ access_token: 'again', expires_in: 60 }),
+    );
     const oauth2 = rawSource(raw.url, { now: () => now });
     const send = sendThrough();
-    await oauth2.authorization(send);
-    now = 29_999;
-    await oauth2.authorization(send);
-    assert.equal(raw.received.length, 1);
-    now = 30_000;
-    await oauth2.authorization(send);
-    assert.equal(raw.received.length, 2);
+    assert.equal(await oauth2.authorization(send), 'Bearer first');
+    now = 2_999;
+    assert.equal(await oauth2.authorization(send), 'Bearer first');
+    // 4.5 s after it was fetched, inside its last 60 s: fetched anew (it was reused here before).
+    now = 4_500;
+    assert.equal(await oauth2.authorization(send), 'Bearer second');
+    now = 4_500 + 3_000;
+    assert.equal(await oauth2.authorization(send), 'Bearer minute');
+    assert.equal(await oauth2.authorization(send), 'Bearer again', 'a 60 s token is not reused');
+    assert.equal(raw.received.length, 4);
   });
 
   const refusals = [

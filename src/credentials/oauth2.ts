@@ -43,15 +43,14 @@ export const defaultTokenLifetimeMs = 5 * 60_000;
 export const renewBeforeExpiryMs = 60_000;
 
 /**
- * When to fetch anew, measured from when the request was sent (the token was issued later, never earlier). A token
- * without `expires_in` lives its assumed 5 minutes whole: there is no known expiry to keep a margin from, and a 401
- * before then is handled by `withFreshTokenOnce`. A token living 2 minutes or less keeps half its life as the margin,
- * so that a short-lived token is still reused rather than fetched for every call.
+ * When to fetch anew, measured from when the request was sent (the token was issued later, never earlier): 60 s before
+ * it expires, whatever its lifetime, so no request leaves with a token in its last minute (a token living a minute or
+ * less is fetched for every call). A token without `expires_in` lives its assumed 5 minutes whole: there is no known
+ * expiry to keep a margin from, and a 401 before then is handled by `withFreshTokenOnce`.
  */
 function renewAt(sentAt: number, expiresIn: number | undefined): number {
   if (expiresIn === undefined) return sentAt + defaultTokenLifetimeMs;
-  const lifetimeMs = expiresIn * 1000;
-  return sentAt + lifetimeMs - Math.min(renewBeforeExpiryMs, lifetimeMs / 2);
+  return sentAt + expiresIn * 1000 - renewBeforeExpiryMs;
 }
 
 /** An error the execute's own budget raised (its deadline, its bytes): about that execute, not the token endpoint. */
