@@ -335,6 +335,40 @@ for (const { name, start } of servers) {
   });
 }
 
+describe('test against a graphql-yoga that limits depth: the probe passes, the full introspection does not', () => {
+  let server: CountingGraphqlServer;
+
+  before(async () => {
+    server = await startYogaServer({ maxDepth: 5 });
+  });
+  after(() => server.close());
+
+  test("test sends the seed's probe first and names the query type; the refused introspection only loses the schema", async () => {
+    const id = await integration(server);
+    const before = server.bodies.length;
+    const tested = await execute(id, { operation: 'test' });
+    assert.equal(tested.statusCode, 200, tested.body);
+    const { details } = body(tested).data;
+    assert.equal(details.query_type, 'Query');
+    assert.equal(details.schema.available, false);
+    assert.match(details.schema.reason, /levels deep/);
+    const sent = server.bodies.slice(before) as Array<{ query: string }>;
+    assert.equal(sent[0].query, '{ __schema { queryType { name } } }', 'the probe, exactly');
+    assert.match(sent[1].query, /__schema/);
+    assert.equal(sent.length, 2);
+  });
+
+  test('with validate_schema false, test sends the probe alone', async () => {
+    const id = await integration(server, { validate_schema: false });
+    const before = server.bodies.length;
+    const tested = await execute(id, { operation: 'test' });
+    assert.equal(tested.statusCode, 200, tested.body);
+    assert.equal(body(tested).data.details.query_type, 'Query');
+    assert.equal(body(tested).data.details.schema.available, false);
+    assert.equal(server.bodies.length - before, 1);
+  });
+});
+
 describe('async calls and the schema', () => {
   let server: CountingGraphqlServer;
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { GraphQLError, Kind, type SelectionSetNode, type ValidationRule, type ValueNode } from 'graphql';
 import { createSchema, createYoga } from 'graphql-yoga';
 
 const fixtures = resolve(import.meta.dirname, '../fixtures/graphql-realistic');
@@ -30,6 +30,38 @@ export interface CountingGraphqlServer {
 export interface RealisticServerOptions {
   /** `false` refuses documents that select `__schema` or `__type`, as a production deployment does (default `true`). */
   introspection?: boolean;
+  /**
+   * Refuses documents whose selections nest deeper than this, fragments followed (a depth limit, as GraphQL armors
+   * deploy): the small probe `{ __schema { queryType { name } } }` passes, the full introspection query does not.
+   */
+  maxDepth?: number;
+}
+
+/** A validation rule refusing operations nested deeper than `limit` (fragment spreads count as their selections). */
+function depthLimit(limit: number): ValidationRule {
+  return (context) => {
+    const depthOf = (set: SelectionSetNode | undefined, seen: Set<string>): number => {
+      let deepest = 0;
+      for (const selection of set?.selections ?? []) {
+        if (selection.kind === Kind.FIELD) {
+          deepest = Math.max(deepest, selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen) : 1);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          deepest = Math.max(deepest, depthOf(selection.selectionSet, seen));
+        } else if (!seen.has(selection.name.value)) {
+          const fragment = context.getFragment(selection.name.value);
+          deepest = Math.max(deepest, depthOf(fragment?.selectionSet, new Set([...seen, selection.name.value])));
+        }
+      }
+      return deepest;
+    };
+    return {
+      OperationDefinition(node) {
+        const depth = depthOf(node.selectionSet, new Set());
+        if (depth > limit)
+          context.reportError(new GraphQLError(`The query is ${depth} levels deep; at most ${limit} are allowed.`));
+      },
+    };
+  };
 }
 
 /** Answers one request, whose body the front has already read. */
@@ -47,7 +79,17 @@ export type ForwardRequest = (req: IncomingMessage, body: Buffer, res: ServerRes
 export function startYogaServer(options: RealisticServerOptions = {}): Promise<CountingGraphqlServer> {
   const yoga = createYoga({
     schema: createSchema({ typeDefs: readFileSync(realisticSchemaPath, 'utf8'), resolvers: shopResolvers() }),
-    plugins: options.introspection === false ? [useDisableIntrospection()] : [],
+    plugins: [
+      ...(options.introspection === false ? [useDisableIntrospection()] : []),
+      ...(options.maxDepth === undefined
+        ? []
+        : [
+            {
+              onValidate: ({ addValidationRule }: { addValidationRule(rule: ValidationRule): void }) =>
+                addValidationRule(depthLimit(options.maxDepth as number)),
+            },
+          ]),
+    ],
     logging: false,
     graphiql: false,
     landingPage: false,

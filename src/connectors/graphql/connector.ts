@@ -316,23 +316,30 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
   }
 
   /**
-   * The standard introspection query, read fresh (and kept for the calls that follow): the connection works when the
-   * upstream answers it, with its schema or with GraphQL errors that refuse introspection (then `details.schema` says
-   * why). Any other failure (unreachable, 401, a 5xx without GraphQL errors) fails the test.
+   * The connection probe `{ __schema { queryType { name } } }` (its `query_type`), then, with `validate_schema`, the
+   * standard introspection query, read fresh (and kept for the calls that follow). The connection works when the
+   * upstream answers the probe, with data or GraphQL errors; the full introspection may be refused (GraphQL errors, or
+   * an answer over 5 MiB: then `details.schema` says why). Any other failure (unreachable, 401, a 5xx without GraphQL
+   * errors) fails the test. An upstream that answers the small probe but refuses the full introspection still names
+   * its query type.
    */
   async test(): Promise<ConnectorResult> {
     const started = performance.now();
+    const queryType = await this.#probeQueryType();
+    const latencyMs = Math.round(performance.now() - started);
+    const { schemaKey, schemaVersion, schemaTtlMs, validateSchema } = this.#endpoint;
     // For a test only GraphQL errors refuse introspection: a 401 or a 5xx fails the test, as it would fail a call.
-    const known = await this.#introspect((error) => error.code === 'graphql_errors');
-    const { schemaKey, schemaVersion, schemaTtlMs } = this.#endpoint;
-    this.#schemas.put(schemaKey, schemaVersion, schemaTtlMs, known);
+    const known = validateSchema
+      ? await this.#introspect((error) => error.code === 'graphql_errors')
+      : noSchema('validate_schema is false: the upstream’s schema is not read, and calls are checked for syntax only.');
+    if (validateSchema) this.#schemas.put(schemaKey, schemaVersion, schemaTtlMs, known);
     return {
       data: {
         message: 'GraphQL connection test succeeded',
         details: {
           api_base_url: withoutCredentials(this.#endpoint.url),
-          query_type: known.available ? known.schema.queryType : null,
-          latency_ms: Math.round(performance.now() - started),
+          query_type: queryType,
+          latency_ms: latencyMs,
           schema: known.available
             ? {
                 available: true,
@@ -348,6 +355,22 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     };
   }
 
+  /**
+   * The seed's connection probe: the query type's name, or null when the upstream answers it with GraphQL errors or
+   * without one. Any other failure is the test's.
+   */
+  async #probeQueryType(): Promise<string | null> {
+    const response = await this.#post(connectionProbe, undefined, undefined, false);
+    try {
+      const answer = readGraphqlResponse(response.status, response.headers, response.body);
+      const name = (answer.data as { __schema?: { queryType?: { name?: unknown } } } | null)?.__schema?.queryType?.name;
+      return typeof name === 'string' ? name : null;
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'graphql_errors') return null;
+      throw error;
+    }
+  }
+
   /** The upstream's schema as SDL (docs/api.md), from the cache or read now. */
   async schema(): Promise<SchemaView> {
     const known = await this.#knownSchema();
@@ -355,6 +378,9 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     return { available: true, sdl: sdlOf(known.schema), fetched_at: known.fetchedAt };
   }
 }
+
+/** What `test` sends first (docs/execute.md#graphql-test): the smallest question every GraphQL server answers. */
+export const connectionProbe = '{ __schema { queryType { name } } }';
 
 /** Why an introspection answer gave no schema, in a sentence `test` and the schema endpoint show. */
 function refusalReason(error: ApiError): string {
