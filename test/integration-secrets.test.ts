@@ -141,21 +141,22 @@ describe('integration secrets follow the origin they were sent with', () => {
       ...unsetResilience,
     });
     const atA = a.seen.length;
+    // test sends two requests: the probe, then the introspection.
     await execute('gql', { operation: 'test' });
-    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A']);
+    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A', 'Bearer tok-A']);
     assert.equal(b.upstream.requests, 0, 'B received nothing');
 
     // The owner sends a token with the move: it goes to B, and only there.
     assert.equal((await patched(patch('gql', { base_url: `${b.url}/api`, token: 'tok-B' }))).token_set, true);
     await execute('gql', { operation: 'test' });
-    assert.deepEqual(authorizations(b), ['Bearer tok-B']);
-    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A']);
+    assert.deepEqual(authorizations(b), ['Bearer tok-B', 'Bearer tok-B']);
+    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A', 'Bearer tok-A']);
 
     // Moving back with `token: null` clears it: A gets no Authorization at all.
     assert.equal((await patched(patch('gql', { base_url: a.url, token: null }))).token_set, false);
     await execute('gql', { operation: 'test' });
-    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A', undefined]);
-    assert.equal(b.seen.length, 1);
+    assert.deepEqual(authorizations(a, atA), ['Bearer tok-A', 'Bearer tok-A', undefined, undefined]);
+    assert.equal(b.seen.length, 2);
   });
 
   test('SOAP: endpoint_url cannot move to another host without auth_value sent again', async () => {
@@ -265,7 +266,8 @@ describe('integration secrets follow the origin they were sent with', () => {
     await patched(patch('same-live', { base_url: `${a.url}/other?x=1` }));
     const atA = a.seen.length;
     await execute('same-live', { operation: 'test' });
-    assert.deepEqual(a.seen.slice(atA), [{ request: 'POST /other/graphql?x=1', authorization: 'Bearer tok-live' }]);
+    const seen = { request: 'POST /other/graphql?x=1', authorization: 'Bearer tok-live' };
+    assert.deepEqual(a.seen.slice(atA), [seen, seen], 'the probe and the introspection');
     // A SOAP endpoint moving from raw to WSDL mode on the same origin keeps its secret too.
     await created(put('same-soap', 'soap-1.0.0', { endpoint_url: 'http://soap.example/svc', auth_value: 'v' }));
     assert.equal((await patched(patch('same-soap', { endpoint_url: 'http://soap.example:80/svc?wsdl' }))).auth_value_set, true);
