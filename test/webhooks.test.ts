@@ -65,7 +65,7 @@ describe('webhooks: endpoints, signatures and events', () => {
     await h.tenant('acme');
     await h.tenant('globex');
     writer = await h.auth('acme', ['webhooks.*', 'integrations.*', 'executions.read']);
-    globex = await h.auth('globex', ['webhooks.*']);
+    globex = await h.auth('globex', ['webhooks.*', 'executions.read']);
     const put = await h.call(writer, {
       method: 'PUT',
       url: '/api/v1/integrations/crm',
@@ -205,6 +205,16 @@ describe('webhooks: endpoints, signatures and events', () => {
     }
     const denied = await h.call(other, { method: 'GET', url: `/api/v1/webhooks/${id}` });
     assert.equal(assertError(denied, 403, 'insufficient_scope').details?.required_scope, 'webhooks.read');
+    // webhooks.write alone may not subscribe to what it may not read: creating or changing needs executions.read.
+    const writeOnly = await h.auth('acme', ['webhooks.*']);
+    for (const [method, url] of [
+      ['POST', '/api/v1/webhooks'],
+      ['PATCH', `/api/v1/webhooks/${id}`],
+    ] as const) {
+      const res = await h.call(writeOnly, { method, url, payload: { url: 'https://x.example', events: ['*'] } });
+      assert.equal(assertError(res, 403, 'insufficient_scope').details?.required_scope, 'executions.read', `${method} ${url}`);
+    }
+    assert.equal((await h.call(writeOnly, { method: 'GET', url: '/api/v1/webhooks' })).body.includes('x.example'), false);
     await h.call(writer, { method: 'DELETE', url: `/api/v1/webhooks/${id}` });
   });
 
@@ -254,7 +264,7 @@ describe('webhooks: endpoints, signatures and events', () => {
     receiver.secrets.length = 0;
   });
 
-  test('synchronous executions emit events to the endpoints that want their type, with the record and result', async () => {
+  test('synchronous executions emit events to the endpoints that want their type, with the record and no answer', async () => {
     const succeeded = await startReceiver();
     const failed = await startReceiver();
     try {
@@ -280,14 +290,15 @@ describe('webhooks: endpoints, signatures and events', () => {
       const [badRecord, okRecord] = listed;
       const [s] = succeeded.received;
       assert.equal(s.payload.type, 'execution.succeeded');
-      const { result: okResult, ...okData } = s.payload.data;
-      assert.deepEqual(okData, okRecord);
-      assert.deepEqual(okResult, body(ok));
+      // The record as the API shows it; a synchronous answer is never stored, so the event carries none.
+      assert.deepEqual(s.payload.data, okRecord);
+      assert.equal('result' in s.payload.data, false);
       const [f] = failed.received;
       assert.equal(f.payload.type, 'execution.failed');
-      const { result: badResult, ...badData } = f.payload.data;
-      assert.deepEqual(badData, badRecord);
-      assert.deepEqual(badResult, body(bad));
+      assert.deepEqual(f.payload.data, badRecord);
+      // Nothing of either answer is in the stored events.
+      const stored = JSON.stringify(await h.storage.db.selectFrom('webhook_events').selectAll().execute());
+      for (const text of [JSON.stringify(body(ok).data), 'brokenRequired']) assert.ok(!stored.includes(text), text);
       assertAllVerified(succeeded.received, a.secret);
       assertAllVerified(failed.received, b.secret);
       // Each endpoint got only the types it asked for.
@@ -363,7 +374,7 @@ describe('webhooks: retries, timeouts, disabling and rotation', () => {
       },
     );
     await h.tenant('acme');
-    auth = await h.auth('acme', ['webhooks.*']);
+    auth = await h.auth('acme', ['webhooks.*', 'executions.read']);
   });
   after(() => h.close());
 
@@ -511,7 +522,7 @@ describe('webhooks: the egress policy with IX_WEBHOOK_ALLOW_PRIVATE=false', () =
   before(async () => {
     h = await harness({ IX_WEBHOOK_ALLOW_PRIVATE: 'false' }, { webhooks: { retryDelaysMs: [60_000] } });
     await h.tenant('acme');
-    auth = await h.auth('acme', ['webhooks.*']);
+    auth = await h.auth('acme', ['webhooks.*', 'executions.read']);
     receiver = await startReceiver();
   });
   after(async () => {

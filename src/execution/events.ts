@@ -21,10 +21,10 @@ export interface ExecutionEvents {
   /** Whether the tenant has an endpoint that may want events (cached; a new endpoint is seen within seconds). */
   wanted(tenantId: string): boolean;
   /**
-   * A synchronous execution ended (its record is written behind, so is its event); `result` is the answer as the
-   * caller got it. Never throws; logs.
+   * A synchronous execution ended (its record is written behind, so is its event, which carries no answer: a
+   * synchronous call's answer is never stored). Never throws; logs.
    */
-  finished(tenantId: string, execution: Execution, result: unknown): void;
+  finished(tenantId: string, execution: Execution): void;
   /**
    * An async execution ended, or a queued one was canceled: its event is stored within `trx`, the transaction that
    * stores that end, so both are kept or neither. True when delivery jobs were added: the caller tells the queue

@@ -599,9 +599,9 @@ export class ExecutionService {
       finished_at: nowIso(),
     };
     this.#ctx.executions.record(call.tenantId, execution);
-    // Events only for a tenant with endpoints: the answer is read back into a value for the payload only then.
+    // Events only for a tenant with endpoints; a synchronous call's event carries its record, never its answer.
     const events = this.#ctx.events;
-    if (events.wanted(call.tenantId)) events.finished(call.tenantId, execution, JSON.parse(bodyText(reply.body)));
+    if (events.wanted(call.tenantId)) events.finished(call.tenantId, execution);
   }
 
   async #integration(call: ExecuteCall): Promise<StoredIntegration> {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
+import { hasScope } from '../auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { ApiError } from '../errors.ts';
@@ -56,6 +57,21 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
   const db = ctx.storage.db;
   const now = () => webhooks.now().toISOString();
 
+  /**
+   * Creating or changing an endpoint also needs `executions.read`: its events carry the executions of every caller of
+   * the tenant, which `webhooks.write` alone does not let a key read (docs/api.md).
+   */
+  function mayReadExecutions(request: FastifyRequest): void {
+    const { scopes, role } = caller(request);
+    if (hasScope(scopes, 'executions.read')) return;
+    const yours = role === null ? '' : ` (your role here is ${role})`;
+    throw new ApiError(
+      'insufficient_scope',
+      `Creating or changing a webhook needs the executions.read scope as well as webhooks.write: its events carry every execution of the tenant${yours}.`,
+      { required_scope: 'executions.read', granted_scopes: scopes },
+    );
+  }
+
   async function webhookInTenant(request: FastifyRequest<{ Params: { id: string } }>): Promise<WebhookRecord> {
     const found = await findWebhook(db, caller(request).tenantId, request.params.id);
     if (!found) throw new ApiError('not_found', `No webhook ${request.params.id}.`);
@@ -88,6 +104,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
       },
     },
     async (request, reply) => {
+      mayReadExecutions(request);
       const { tenantId } = caller(request);
       const { record, secret } = await createWebhook(db, ctx.masterKey, policy, tenantId, request.body, now());
       await webhooks.refresh();
@@ -157,6 +174,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
       },
     },
     async (request) => {
+      mayReadExecutions(request);
       const webhook = await webhookInTenant(request);
       const { url: newUrl, events: newEvents, description: newDescription, disabled } = request.body;
       checkEvents(newEvents);

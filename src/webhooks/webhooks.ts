@@ -33,11 +33,10 @@ export interface WebhooksOptions {
   health?: StorageHealth;
 }
 
-/** An event of a synchronous execution, not stored yet. */
+/** An event of a synchronous execution, not stored yet (it carries no answer). */
 interface PendingEvent {
   tenantId: string;
   execution: Execution;
-  result: unknown;
   at: string;
 }
 
@@ -99,8 +98,8 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
     return this.#tenants.has(tenantId);
   }
 
-  finished(tenantId: string, execution: Execution, result: unknown): void {
-    const event = { tenantId, execution, result, at: this.#options.now().toISOString() };
+  finished(tenantId: string, execution: Execution): void {
+    const event = { tenantId, execution, at: this.#options.now().toISOString() };
     const emitting = this.#emit(event).catch((error) => {
       const { health, log } = this.#options;
       if (!health || !isStorageUnavailable(error)) {
@@ -118,7 +117,7 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
 
   #emit(event: PendingEvent): Promise<void> {
     const { db, queue } = this.#options;
-    return emitExecutionEvent(db, queue, event.tenantId, event.execution, event.result, event.at);
+    return emitExecutionEvent(db, queue, event.tenantId, event.execution, null, event.at);
   }
 
   /** Stores the held events, oldest first, until storage fails again (docs/async.md#when-storage-fails). */
@@ -163,9 +162,13 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
   }
 }
 
-/** An execution's event payload `data`: the record as GET /executions/{id} shows it, with the answer (`result`). */
+/**
+ * An execution's event payload `data`: the record as GET /executions/{id} shows it; an async execution's with its
+ * answer (`result`), which it keeps anyway. A synchronous call's answer is never stored (docs/async.md#webhooks), so its event
+ * carries none.
+ */
 export function executionEventData(execution: Execution, result: unknown): object {
-  return execution.mode === 'async' ? { ...execution, result, result_expired: false } : { ...execution, result };
+  return execution.mode === 'async' ? { ...execution, result, result_expired: false } : { ...execution };
 }
 
 /**
