@@ -69,6 +69,20 @@ export class ApiError extends Error {
     this.status = errorCatalogue[code][0];
     this.details = details;
   }
+
+  /**
+   * The same failure with `extra` added to its details: the one way a failure is given more to say (a sync's stage,
+   * a breaker's state, issue paths under a part). Everything else it carries stays, `Retry-After` and the upstream's
+   * GraphQL errors included; `this` is left as it was.
+   *
+   * @example failure.withDetails({ stage: 'inbound' })
+   */
+  withDetails(extra: Record<string, unknown>): ApiError {
+    const copy = new ApiError(this.code, this.message, { ...this.details, ...extra });
+    copy.upstreamErrors = this.upstreamErrors;
+    copy.retryAfterSeconds = this.retryAfterSeconds;
+    return copy;
+  }
 }
 
 /** At most this many issues are listed in one failure (docs/api.md#validation); `details.truncated` says when more were found. */

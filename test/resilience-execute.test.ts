@@ -303,6 +303,18 @@ for (const c of connectors) {
       assert.deepEqual(details(refused), { circuit: 'open', attempts: 0 });
       assert.equal(refused.headers['retry-after'], '30');
       assert.equal(up.requests, 5, 'a refused call sends nothing');
+      // Every operation that reaches the breaker answers with Retry-After: a sync too, through its stage's details.
+      const { operation: _s, ...sendFields } = c.send;
+      const { operation: _r, ...receiveFields } = c.receive;
+      const sync = await execute(id, { operation: 'sync', outbound: sendFields, inbound: receiveFields });
+      assertError(sync, 503, 'upstream_circuit_open');
+      assert.equal(details(sync).stage, 'outbound');
+      assert.equal(sync.headers['retry-after'], '30', 'sync keeps Retry-After');
+      const syncInbound = await execute(id, { operation: 'sync', inbound: receiveFields });
+      assertError(syncInbound, 503, 'upstream_circuit_open');
+      assert.equal(syncInbound.headers['retry-after'], '30', 'an inbound-only sync too');
+      assert.equal((await execute(id, c.receive)).headers['retry-after'], '30');
+      assert.equal(up.requests, 5, 'none of them sent anything');
       const record = await latestRecord(id);
       assert.deepEqual([record.error_code, record.http_status, record.attempts], ['upstream_circuit_open', 503, 0]);
 

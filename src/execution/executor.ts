@@ -55,7 +55,7 @@ function underPrefix(error: unknown, prefix: string): unknown {
   if (!(error instanceof ApiError) || !Array.isArray(error.details?.issues)) return error;
   const issues = (error.details.issues as ValidationIssue[]).map((issue) => ({ ...issue, path: prefix + issue.path }));
   if (error.code === 'validation_failed') return validationFailed(issues);
-  return new ApiError(error.code, error.message, { ...error.details, issues });
+  return error.withDetails({ issues });
 }
 
 /**
@@ -224,9 +224,7 @@ async function runSend(
 
 function withStage(error: unknown, details: Record<string, unknown>): unknown {
   if (!(error instanceof ApiError)) return error;
-  const staged = new ApiError(error.code, error.message, { ...error.details, ...details });
-  staged.upstreamErrors = error.upstreamErrors;
-  return staged;
+  return error.withDetails(details);
 }
 
 async function runSync(

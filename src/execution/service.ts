@@ -261,10 +261,7 @@ function withCircuit(result: ConnectorResult, circuit: CircuitState): ConnectorR
 
 function failureWithCircuit(thrown: unknown, circuit: CircuitState): unknown {
   if (!(thrown instanceof ApiError)) return thrown;
-  const staged = new ApiError(thrown.code, thrown.message, { ...thrown.details, circuit });
-  staged.upstreamErrors = thrown.upstreamErrors;
-  staged.retryAfterSeconds = thrown.retryAfterSeconds;
-  return staged;
+  return thrown.withDetails({ circuit });
 }
 
 /**
