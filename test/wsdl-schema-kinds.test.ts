@@ -88,6 +88,26 @@ describe('WSDL mode: lists, unions, substitution groups and outputs of several p
     ]);
   });
 
+  test('a union is typed as python-zeep types it: when all members read as numbers, a number; else text', async () => {
+    const unions =
+      '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>' +
+      '<k:Summary xmlns:k="urn:kinds"><k:total>3</k:total><k:codes>4</k:codes><k:when>never</k:when>' +
+      '<k:minutes>38</k:minutes><k:page>1</k:page></k:Summary><k:Detail xmlns:k="urn:kinds"/></s:Body></s:Envelope>';
+    endpoint().envelope = unions;
+    try {
+      const data = ok(await tally({ codes: [1], when: 'never', shape: { label: 'x' } }));
+      // Exchange's ReminderMinutesBeforeStart came back "38" here before.
+      assert.equal(data.summary.minutes, 38);
+      assert.equal(data.summary.page, '1');
+      const [zeep] = await zeepReplies([{ wsdl, operation: 'Tally', reply: unions }]);
+      assert.ok('value' in zeep, JSON.stringify(zeep));
+      const summary = (zeep.value as { summary: Record<string, unknown> }).summary;
+      assert.deepEqual([summary.minutes, summary.page], [data.summary.minutes, data.summary.page]);
+    } finally {
+      endpoint().envelope = undefined;
+    }
+  });
+
   test('an answer of two parts, a list, a union and substitutes reads as the specification and the two clients say', async () => {
     endpoint().envelope = reply;
     try {

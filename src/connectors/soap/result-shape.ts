@@ -108,9 +108,24 @@ function arrayItems(items: TypeModel, value: Record<string, unknown>): unknown[]
   return list;
 }
 
+/** What JSON a simple type's text reads as: a number of integers or of floating point, a boolean, else text. */
+function readKind(model: SimpleModel): 'integer' | 'float' | 'boolean' | 'text' {
+  if (model.union !== undefined) return unionKind(model.union);
+  if (model.list !== undefined) return 'text';
+  if (integerBuiltins.has(model.builtin)) return 'integer';
+  if (model.builtin === 'double' || model.builtin === 'float') return 'float';
+  return model.builtin === 'boolean' ? 'boolean' : 'text';
+}
+
+/** The one kind every member of a union reads as, or text when they differ. */
+function unionKind(members: readonly SimpleModel[]): 'integer' | 'float' | 'boolean' | 'text' {
+  const kinds = new Set(members.map(readKind));
+  return kinds.size === 1 ? ([...kinds][0] as 'integer' | 'float' | 'boolean' | 'text') : 'text';
+}
+
 /**
  * Text as the number or boolean its type says, when it is one exactly; an integer beyond 2^53 stays text. A list
- * type's text is the list of its items, each typed; a union's stays text.
+ * type's text is the list of its items, each typed; a union's is typed when all its members read alike.
  */
 function typedText(model: SimpleModel, text: string): unknown {
   if (model.list !== undefined) {
@@ -120,8 +135,14 @@ function typedText(model: SimpleModel, text: string): unknown {
       .filter(Boolean)
       .map((one) => typedText(item, one));
   }
-  // A union's value stays text, as python-zeep reads it: its JSON type then does not change with the member it fits.
-  if (model.union !== undefined) return text;
+  // A union's value is typed when every member reads as the same JSON type, as python-zeep reads unions (measured:
+  // Exchange's ReminderMinutesBeforeStart, a union of two restrictions of xs:int, is 38; Amazon's
+  // positiveIntegerOrAll, a positiveInteger or the string "All", stays "1"). Otherwise it stays text, so its JSON type
+  // does not change with the member it fits.
+  if (model.union !== undefined) {
+    const kind = unionKind(model.union);
+    return kind === 'text' ? text : typedText(model.union[0], text);
+  }
   const trimmed = text.trim();
   if (model.builtin === 'boolean') {
     if (trimmed === 'true' || trimmed === '1') return true;
