@@ -70,6 +70,8 @@ export interface Config {
   readonly executeDeadlineSeconds: number;
   /** IX_TENANT_CONCURRENCY: executes one tenant may have running at once on this instance. */
   readonly tenantConcurrency: number;
+  /** IX_TENANT_QUEUED_MAX: async executions one tenant may have queued (not yet running), all instances together. */
+  readonly tenantQueuedMax: number;
   /** IX_REQUEST_TIMEOUT_SECONDS: how long a request may take to arrive whole (headers and body). */
   readonly requestTimeoutSeconds: number;
   /** IX_MAX_JSON_DEPTH: deepest nesting of a JSON request body. */
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     executeMaxBytes: integer(env, 'IX_EXECUTE_MAX_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     executeDeadlineSeconds: integer(env, 'IX_EXECUTE_DEADLINE_SECONDS', 300, 1, 3600),
     tenantConcurrency: integer(env, 'IX_TENANT_CONCURRENCY', 32, 1, 10_000),
+    tenantQueuedMax: integer(env, 'IX_TENANT_QUEUED_MAX', 1000, 1, 1_000_000),
     requestTimeoutSeconds: integer(env, 'IX_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),
     maxJsonDepth: integer(env, 'IX_MAX_JSON_DEPTH', 64, 2, 1000),
     asyncDeadlineSeconds: integer(env, 'IX_ASYNC_DEADLINE_SECONDS', 3600, 1, 3600),

@@ -75,3 +75,58 @@ describe('async executions: their deadline and the queue’s metrics', () => {
     await until(async () => (await metric(/^ix_webhook_deliveries_total\{outcome="delivered"\}/)) === 1, 'one delivery counted');
   });
 });
+
+/** One tenant's backlog is capped (docs/limits.md): IX_TENANT_QUEUED_MAX, counted across instances in storage. */
+describe('a tenant may have at most IX_TENANT_QUEUED_MAX async executions queued', () => {
+  let h: Harness;
+  let acme: Auth;
+  let globex: Auth;
+  let counting: CountingGraphql;
+
+  before(async () => {
+    // No worker: what is accepted stays queued.
+    h = await harness({ IX_TENANT_QUEUED_MAX: '3', IX_WORKER: 'false' });
+    await h.tenant('acme');
+    await h.tenant('globex');
+    acme = await h.auth('acme', ['*']);
+    globex = await h.auth('globex', ['*']);
+    counting = await countingGraphql();
+    for (const auth of [acme, globex]) {
+      const res = await h.call(auth, {
+        method: 'PUT',
+        url: '/api/v1/integrations/erp',
+        payload: { connector: 'graphql-1.0.0', config: { base_url: counting.url, validate_schema: false } },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  });
+  after(async () => {
+    await h.close();
+    await counting.close();
+  });
+
+  const accept = (auth: Auth, n: number) =>
+    h.call(auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/erp/execute',
+      headers: { prefer: 'respond-async' },
+      payload: receiveCall(n),
+    });
+
+  test('the 4th is 429 rate_limited, reason queue, with Retry-After; nothing queued or recorded; another tenant is not held back', async () => {
+    for (let n = 1; n <= 3; n++) assert.equal((await accept(acme, n)).statusCode, 202);
+    const refused = await accept(acme, 4);
+    const error = body(refused).error;
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.deepEqual([error.code, error.details], ['rate_limited', { reason: 'queue', limit: 3 }]);
+    assert.equal(refused.headers['retry-after'], '5');
+    await h.app.executionLog.flush();
+    const listed = body(await h.call(acme, { method: 'GET', url: '/api/v1/executions?limit=100' })).data;
+    assert.equal(listed.length, 3, 'the refused call left no execution');
+    assert.equal((await accept(globex, 1)).statusCode, 202, 'globex has its own 3');
+    // Canceling one frees a place.
+    const queued = listed[0].id;
+    assert.equal((await h.call(acme, { method: 'POST', url: `/api/v1/executions/${queued}/cancel` })).statusCode, 200);
+    assert.equal((await accept(acme, 5)).statusCode, 202);
+  });
+});

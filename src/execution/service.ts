@@ -41,6 +41,7 @@ import {
   finishExecution,
   insertQueuedExecution,
   newExecutionId,
+  queuedOf,
   reclaimExecution,
 } from '../storage/executions.ts';
 import { findIntegration, type StoredIntegration } from '../storage/integrations.ts';
@@ -357,6 +358,17 @@ export class ExecutionService {
   async accept(call: ExecuteCall): Promise<Acceptance> {
     if (!this.#ctx.storageHealth.available) throw storageUnavailable();
     const stored = await this.#integration(call);
+    // One tenant's backlog is bounded, so that it cannot fill the queue every tenant's calls wait in (docs/limits.md).
+    const cap = this.#ctx.config.tenantQueuedMax;
+    if ((await queuedOf(this.#ctx.storage.db, call.tenantId, cap)) >= cap) {
+      const refused = new ApiError(
+        'rate_limited',
+        `This tenant already has ${cap} async executions queued (IX_TENANT_QUEUED_MAX); retry when some have run.`,
+        { reason: 'queue', limit: cap },
+      );
+      refused.retryAfterSeconds = 5;
+      throw refused;
+    }
     const executionId = newExecutionId();
     const startedAt = nowIso();
     const started = performance.now();

@@ -368,6 +368,18 @@ export async function dropExpiredResults(db: Db, now: string): Promise<number> {
 }
 
 /** Executions not yet finished, in every tenant: how many are queued and running, and the oldest queued one's start. */
+/** How many of the tenant's executions are queued, counted up to `upTo` (enough to compare with a cap). */
+export async function queuedOf(db: Db, tenantId: string, upTo: number): Promise<number> {
+  const rows = await db
+    .selectFrom('executions')
+    .select('id')
+    .where('status', '=', 'queued')
+    .where('tenant_id', '=', tenantId)
+    .limit(upTo)
+    .execute();
+  return rows.length;
+}
+
 export async function unfinishedExecutions(db: Db): Promise<{ queued: number; running: number; oldestQueuedAt: string | null }> {
   const rows = await db
     .selectFrom('executions')
