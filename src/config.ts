@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { isCidr } from './egress/policy.ts';
@@ -292,7 +293,14 @@ export function loadConfig(env: Env = process.env): Config {
 
 /** IX_SPOOL_DIR resolved, or its default for DATABASE_URL (see Config.spoolDir). */
 function spoolDir(env: Env): string | undefined {
-  if (env.IX_SPOOL_DIR) return resolve(env.IX_SPOOL_DIR);
+  if (env.IX_SPOOL_DIR) {
+    const dir = resolve(env.IX_SPOOL_DIR);
+    // Made when first needed (in an outage): a path that can never be a folder is refused now, not then.
+    if (statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
+      throw new ConfigError(`IX_SPOOL_DIR must name a folder (or where one can be made); ${dir} is not one`);
+    }
+    return dir;
+  }
   const url = databaseUrl(env);
   if (!url.startsWith('sqlite:')) return resolve('data/spool');
   const path = sqlitePath(url);

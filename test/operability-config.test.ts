@@ -63,6 +63,8 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_EXECUTE_MAX_BYTES', value: '1e9', says: 'whole number' },
   { name: 'IX_EXECUTE_DEADLINE_SECONDS', value: '0', says: 'from 1 to 3600' },
   { name: 'IX_TENANT_CONCURRENCY', value: '100000', says: 'from 1 to' },
+  { name: 'IX_TENANT_QUEUED_MAX', value: '0', says: 'from 1 to' },
+  { name: 'IX_SPOOL_DIR', value: '/dev/null', says: 'must name a folder' },
   { name: 'IX_REQUEST_TIMEOUT_SECONDS', value: 'soon', says: 'whole number' },
   { name: 'IX_MAX_JSON_DEPTH', value: '1', says: 'from 2 to' },
   { name: 'IX_ASYNC_DEADLINE_SECONDS', value: '3601', says: 'from 1 to 3600' },
