@@ -140,7 +140,7 @@ export class StorageHealth {
       this.#since = performance.now();
       this.#options.log.error({ err: error }, 'storage is unavailable: executes are refused and writes held until it answers');
     }
-    this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs);
+    this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs).unref();
   }
 
   /** Resolves when storage has answered again (at once when it is up), or when the app closes. */
@@ -171,7 +171,7 @@ export class StorageHealth {
     }
     // A holder whose writes failed again has called failed(); one still holding without an error is tried again too.
     if (!this.#closed && (this.#down || this.held > 0))
-      this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs);
+      this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs).unref();
   }
 
   /** Stops probing; anything waiting for storage's return resumes (and finds it still away). */

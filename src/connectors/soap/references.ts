@@ -67,21 +67,17 @@ function costOf(
     for (const item of value) add(costOf(item, independent, costs, costing, depth + 1));
     return total;
   }
-  const attributes = isJsonObject(value.$attributes) ? value.$attributes : undefined;
-  const href = attributes?.href;
-  if (typeof href === 'string' && href.startsWith('#')) {
-    const id = href.slice(1);
-    const target = independent.get(id);
-    if (target !== undefined && !costing.has(id)) {
-      let known = costs.get(id);
-      if (known === undefined) {
-        costing.add(id);
-        known = costOf(target, independent, costs, costing, depth + 1);
-        costing.delete(id);
-        costs.set(id, known);
-      }
-      return known;
+  const reference = referenceOf(value, independent, costing);
+  if (reference !== undefined) {
+    const [id, target] = reference;
+    let known = costs.get(id);
+    if (known === undefined) {
+      costing.add(id);
+      known = costOf(target, independent, costs, costing, depth + 1);
+      costing.delete(id);
+      costs.set(id, known);
     }
+    return known;
   }
   for (const [key, item] of Object.entries(value)) {
     add({ values: 1, bytes: key.length + perValueBytes });
@@ -132,20 +128,17 @@ function resolve(
   }
   count(budget, 0);
   const attributes = isJsonObject(value.$attributes) ? value.$attributes : undefined;
-  const href = attributes?.href;
-  if (typeof href === 'string' && href.startsWith('#')) {
-    const id = href.slice(1);
-    const target = independent.get(id);
-    if (target !== undefined && !resolving.has(id)) {
-      resolving.add(id);
-      try {
-        const { href: _href, ...own } = attributes as Record<string, unknown>;
-        return withAttributes(resolve(target, independent, resolving, depth + 1, budget), own);
-      } finally {
-        resolving.delete(id);
-      }
+  if (typeof attributes?.href === 'string' && attributes.href.startsWith('#')) {
+    const reference = referenceOf(value, independent, resolving);
+    if (reference === undefined) return value;
+    const [id, target] = reference;
+    resolving.add(id);
+    try {
+      const { href: _href, ...own } = attributes;
+      return withAttributes(resolve(target, independent, resolving, depth + 1, budget), own);
+    } finally {
+      resolving.delete(id);
     }
-    return value;
   }
   const resolved: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
@@ -156,6 +149,22 @@ function resolve(
   }
   carryXsiType(value, resolved);
   return resolved;
+}
+
+/**
+ * The element an accessor (`{$attributes: {href: '#id'}}`) refers to, with its id; undefined when `value` is no
+ * reference, names no element of the answer, or names one being worked on (`open`: a cycle).
+ */
+function referenceOf(
+  value: Record<string, unknown>,
+  independent: ReadonlyMap<string, unknown>,
+  open: ReadonlySet<string>,
+): [string, unknown] | undefined {
+  const href = isJsonObject(value.$attributes) ? value.$attributes.href : undefined;
+  if (typeof href !== 'string' || !href.startsWith('#')) return undefined;
+  const id = href.slice(1);
+  const target = independent.get(id);
+  return target === undefined || open.has(id) ? undefined : [id, target];
 }
 
 /** A resolved value with its element's bookkeeping attributes dropped and the accessor's own attributes added. */
