@@ -140,6 +140,11 @@ export class StorageHealth {
       this.#since = performance.now();
       this.#options.log.error({ err: error }, 'storage is unavailable: executes are refused and writes held until it answers');
     }
+    this.#scheduleProbe();
+  }
+
+  /** Tries storage again in `probeMs`, unless a try is already due. */
+  #scheduleProbe(): void {
     this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs).unref();
   }
 
@@ -170,8 +175,7 @@ export class StorageHealth {
       this.#probing = false;
     }
     // A holder whose writes failed again has called failed(); one still holding without an error is tried again too.
-    if (!this.#closed && (this.#down || this.held > 0))
-      this.#timer ??= setTimeout(() => void this.#probe(), this.#options.probeMs).unref();
+    if (!this.#closed && (this.#down || this.held > 0)) this.#scheduleProbe();
   }
 
   /** Stops probing; anything waiting for storage's return resumes (and finds it still away). */

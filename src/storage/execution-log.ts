@@ -26,7 +26,7 @@ export class ExecutionLog implements HeldWrites {
   readonly #log: FastifyBaseLogger;
   readonly #intervalMs: number;
   readonly #maxBatch: number;
-  readonly #health: StorageHealth | undefined;
+  readonly #health: StorageHealth;
   #pending: Row[] = [];
   /** Rows storage refused while unavailable, oldest first. */
   #held: Row[] = [];
@@ -34,12 +34,12 @@ export class ExecutionLog implements HeldWrites {
   /** The writes in order: each batch starts once the one before has ended. Never rejects. */
   #writing: Promise<void> = Promise.resolve();
 
-  constructor(db: Db, log: FastifyBaseLogger, options: { intervalMs?: number; maxBatch?: number; health?: StorageHealth } = {}) {
+  constructor(db: Db, log: FastifyBaseLogger, options: { intervalMs?: number; maxBatch?: number; health: StorageHealth }) {
     this.#log = log;
     this.#intervalMs = options.intervalMs ?? 50;
     this.#maxBatch = options.maxBatch ?? 200;
     this.#health = options.health;
-    this.#health?.holds(this);
+    this.#health.holds(this);
     // A text per batch size, 1 to maxBatch (a failed batch is written again one row at a time).
     this.#inserts = new ExecutionInserts(db, 2 * this.#maxBatch);
   }
@@ -115,11 +115,9 @@ export class ExecutionLog implements HeldWrites {
     if (this.#held.length > maxHeldRecords) {
       const over = this.#held.length - maxHeldRecords;
       this.#held.splice(0, over);
-      if (this.#health) this.#health.dropped('execution records', over, error);
-      else this.#log.error({ err: error, count: over }, 'execution records dropped: storage is unavailable');
+      this.#health.dropped('execution records', over, error);
     }
-    if (this.#health) this.#health.failed(error);
-    else this.#log.error({ err: error, held: this.#held.length }, 'execution records held: storage is unavailable');
+    this.#health.failed(error);
     return false;
   }
 }

@@ -29,8 +29,8 @@ export interface WebhooksOptions {
   /** How often the tenants with endpoints are read again (changes made on another instance are seen within it). */
   refreshMs: number;
   now: () => Date;
-  /** Where an event storage could not take is told, to be written when it answers again; without, it is logged. */
-  health?: StorageHealth;
+  /** Where an event storage could not take is told, to be written when it answers again. */
+  health: StorageHealth;
 }
 
 /** An event of a synchronous execution, not stored yet (it carries no answer). */
@@ -64,7 +64,7 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
 
   constructor(options: WebhooksOptions) {
     this.#options = options;
-    options.health?.holds(this);
+    options.health.holds(this);
   }
 
   get held(): number {
@@ -102,7 +102,7 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
     const event = { tenantId, execution, at: this.#options.now().toISOString() };
     const emitting = this.#emit(event).catch((error) => {
       const { health, log } = this.#options;
-      if (!health || !isStorageUnavailable(error)) {
+      if (!isStorageUnavailable(error)) {
         log.error({ err: error, tenant_id: tenantId, execution_id: execution.id }, 'webhook event not stored');
       } else if (this.#held.length >= maxHeldEvents) {
         health.dropped('webhook events', 1, error);
@@ -127,7 +127,7 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
       try {
         await this.#emit(event);
       } catch (error) {
-        if (isStorageUnavailable(error)) return this.#options.health?.failed(error);
+        if (isStorageUnavailable(error)) return this.#options.health.failed(error);
         this.#options.log.error({ err: error, execution_id: event.execution.id }, 'a held webhook event could not be stored');
       }
       this.#held.shift();
