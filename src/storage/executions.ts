@@ -370,14 +370,19 @@ export async function dropExpiredResults(db: Db, now: string): Promise<number> {
 /** Executions not yet finished, in every tenant: how many are queued and running, and the oldest queued one's start. */
 /** How many of the tenant's executions are queued, counted up to `upTo` (enough to compare with a cap). */
 export async function queuedOf(db: Db, tenantId: string, upTo: number): Promise<number> {
-  const rows = await db
+  // Counted where the rows are (at most `upTo` of them read), not brought over to be counted on every accept.
+  const queued = db
     .selectFrom('executions')
     .select('id')
     .where('status', '=', 'queued')
     .where('tenant_id', '=', tenantId)
     .limit(upTo)
-    .execute();
-  return rows.length;
+    .as('queued');
+  const row = await db
+    .selectFrom(queued)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 export async function unfinishedExecutions(db: Db): Promise<{ queued: number; running: number; oldestQueuedAt: string | null }> {
