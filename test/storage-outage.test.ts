@@ -142,6 +142,22 @@ async function assertEventsDelivered(counts: FaultCounts): Promise<void> {
 }
 
 /**
+ * Keyed sends `first…first+calls-1` through both instances on integration erp (every `asyncEvery`-th async), bounded in
+ * count and in `stopAfterMs`, whichever ends first; resolves once the load is going (a hundred calls have gone out).
+ */
+async function loadGoing(
+  first: number,
+  calls: number,
+  options: { stopAfterMs: number; callers?: number; asyncEvery?: number },
+): Promise<{ counts: Promise<FaultCounts> }> {
+  const { stopAfterMs, callers = 20, asyncEvery = 5 } = options;
+  const load = keyedSendLoad({ servers, client, integration: 'erp', first, calls, callers, stopAfterMs, asyncEvery });
+  await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+  // Wrapped: a promise returned bare from an async function would be waited for whole.
+  return { counts: load };
+}
+
+/**
  * What a load through a storage fault must show, its counts written to the test's output: both instances alive, no
  * call received twice upstream, no 500, no call left without an ending answer, every success recorded, every async
  * send ended with the upstream's answer, every event delivered.
@@ -214,21 +230,11 @@ describe('storage that fails under two instances', () => {
     const first = 1_000;
     const calls = 4_000;
     // Bounded in count and in time: whichever ends first. Every 5th call is async.
-    const load = keyedSendLoad({
-      servers,
-      client,
-      integration: 'erp',
-      first,
-      calls,
-      callers: 20,
-      stopAfterMs: 20_000,
-      asyncEvery: 5,
-    });
+    const { counts: load } = await loadGoing(first, calls, { stopAfterMs: 20_000 });
     let loadEnded = false;
     void load.then(() => {
       loadEnded = true;
     });
-    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
     postgres.restart();
     // Calls go through again after the restart (counted, not timed), then the server is stopped for a while.
     const restarted = sentSoFar(upstream, first, calls);
@@ -244,17 +250,7 @@ describe('storage that fails under two instances', () => {
   test('a failover to a promoted replica at the same address, under load: no exit, nothing sent twice, no 500', async (t) => {
     const first = 20_000;
     const calls = 3_000;
-    const load = keyedSendLoad({
-      servers,
-      client,
-      integration: 'erp',
-      first,
-      calls,
-      callers: 20,
-      stopAfterMs: 10_000,
-      asyncEvery: 5,
-    });
-    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+    const { counts: load } = await loadGoing(first, calls, { stopAfterMs: 10_000 });
     postgres.failover();
     await assertLoadHeld(t, await load, first, calls);
   });
@@ -412,8 +408,7 @@ describe('storage that fails under two instances', () => {
   test('Redis stopped under load and started again: no exit, no 500, nothing sent twice', async (t) => {
     const first = 10_000;
     const calls = 2_000;
-    const load = keyedSendLoad({ servers, client, integration: 'erp', first, calls, callers: 10, stopAfterMs: 8_000 });
-    await until(() => upstream.seen(first + 100) > 0, 'the load is going');
+    const { counts: load } = await loadGoing(first, calls, { stopAfterMs: 8_000, callers: 10, asyncEvery: 0 });
     redis.stop();
     await new Promise((resolve) => setTimeout(resolve, 3000));
     await redis.start();
