@@ -5,6 +5,7 @@ import pg from 'pg';
 import { isStorageUnavailable, storageUnavailable } from '../src/storage/availability.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { claimExecution, insertQueuedExecution, reclaimExecution } from '../src/storage/executions.ts';
+import { claimIdempotencyKey, releaseIdempotencyKey } from '../src/storage/idempotency.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { pgAdminUrl } from './helpers/postgres.ts';
 import { freePort } from './helpers/processes.ts';
@@ -133,6 +134,24 @@ describe('an async run asks for its claim again when the answer was lost', () =>
       assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-b'), true);
       assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-b'), true, 'asked again with its token');
       assert.equal(await reclaimExecution(storage.db, 'acme', queued.id, 1, 'token-c'), false, 'a third run does not');
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('an Idempotency-Key claim is given back only by its own token', () => {
+  test('a request unsure whether its claim was written gives back its own, never another’s', async () => {
+    const storage = openStorage('sqlite::memory:');
+    try {
+      await migrate(storage);
+      const claimed = await claimIdempotencyKey(storage.db, 'acme', 'k', 'f', 300_000, 'token-a');
+      assert.equal(claimed.kind, 'claimed');
+      // Another request's give-back (its own claim never written) leaves this claim taken.
+      await releaseIdempotencyKey(storage.db, 'acme', 'k', 'token-b');
+      assert.equal((await claimIdempotencyKey(storage.db, 'acme', 'k', 'f', 300_000, 'token-c')).kind, 'in_progress');
+      await releaseIdempotencyKey(storage.db, 'acme', 'k', 'token-a');
+      assert.equal((await claimIdempotencyKey(storage.db, 'acme', 'k', 'f', 300_000, 'token-d')).kind, 'claimed');
     } finally {
       await storage.close();
     }

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import { ApiError } from '../errors.ts';
 import { requestFingerprint } from '../execution/fingerprint.ts';
+import { isStorageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
 import type { HeldAnswers } from '../storage/held-answers.ts';
 import { claimIdempotencyKey } from '../storage/idempotency.ts';
@@ -13,7 +15,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** The key this request claimed, to complete or give back when its answer is sent. */
-    idempotencyClaim: { tenantId: string; key: string } | null;
+    idempotencyClaim: { tenantId: string; key: string; token: string } | null;
     /**
      * Set by the route when a write may have reached the upstream: a failure is then kept for replay, never given
      * back for a second try that could write twice.
@@ -48,7 +50,17 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
     }
     const { tenantId } = caller(request);
     const id = (request.params as { id?: string }).id ?? '';
-    const claimed = await claimIdempotencyKey(db, tenantId, key, requestFingerprint(id, request.body), leaseMs);
+    const token = randomUUID();
+    let claimed: Awaited<ReturnType<typeof claimIdempotencyKey>>;
+    try {
+      claimed = await claimIdempotencyKey(db, tenantId, key, requestFingerprint(id, request.body), leaseMs, token);
+    } catch (error) {
+      // Storage failed meanwhile: the claim may have been written without this request knowing. It is given back
+      // (held until storage takes it) by its token, so the key does not stay taken for the whole lease; another's
+      // claim is never touched. The request is answered 503 (error-handler.ts).
+      if (isStorageUnavailable(error)) await answers.settle({ tenantId, key, kind: 'release', token });
+      throw error;
+    }
     if (claimed.kind === 'mismatch') throw new ApiError('idempotency_key_reused');
     if (claimed.kind === 'in_progress') {
       throw new ApiError('conflict', 'A request with this Idempotency-Key is still running; retry when it has finished.');
@@ -64,7 +76,7 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
       reply.code(claimed.status).header('idempotent-replayed', 'true').send(replayed);
       return false;
     }
-    request.idempotencyClaim = { tenantId, key };
+    request.idempotencyClaim = { tenantId, key, token };
     return true;
   }
 
@@ -73,8 +85,8 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Db; lea
     const claimed = request.idempotencyClaim;
     if (!claimed) return;
     request.idempotencyClaim = null;
-    const { tenantId, key } = claimed;
-    if (givesKeyBack(status, request.reachedUpstream)) await answers.settle({ tenantId, key, kind: 'release' });
+    const { tenantId, key, token } = claimed;
+    if (givesKeyBack(status, request.reachedUpstream)) await answers.settle({ tenantId, key, kind: 'release', token });
     else await answers.settle({ tenantId, key, kind: 'complete', status, response: String(payload) });
   }
 

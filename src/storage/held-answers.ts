@@ -8,7 +8,7 @@ import { completeIdempotencyKey, releaseIdempotencyKey } from './idempotency.ts'
 /** How a claimed Idempotency-Key ends: its answer kept for replay, or the key given back. */
 export type Settlement =
   | { tenantId: string; key: string; kind: 'complete'; status: number; response: string }
-  | { tenantId: string; key: string; kind: 'release' };
+  | { tenantId: string; key: string; kind: 'release'; token: string };
 
 /** Settlements held while storage is unavailable, per instance (docs/limits.md). */
 export const maxHeldAnswers = 10_000;
@@ -16,7 +16,7 @@ export const maxHeldAnswers = 10_000;
 function write(db: Db, settlement: Settlement): Promise<void> {
   return settlement.kind === 'complete'
     ? completeIdempotencyKey(db, settlement.tenantId, settlement.key, settlement.status, settlement.response)
-    : releaseIdempotencyKey(db, settlement.tenantId, settlement.key);
+    : releaseIdempotencyKey(db, settlement.tenantId, settlement.key, settlement.token);
 }
 
 /** `<pid>-<start time>.jsonl`: whose spool a file is. */

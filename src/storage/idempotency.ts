@@ -34,6 +34,7 @@ export async function claimIdempotencyKey(
   key: string,
   fingerprint: string,
   abandonAfterMs: number,
+  token: string,
 ): Promise<Claim> {
   await purgeExpired(db);
   // Expired or abandoned entries give the key back.
@@ -59,6 +60,7 @@ export async function claimIdempotencyKey(
       response: null,
       created_at: dbTime(db),
       expires_at: dbTime(db, idempotencyTtlMs),
+      claim_token: token,
     })
     .onConflict((c) => c.columns(['tenant_id', 'key']).doNothing())
     .executeTakeFirst();
@@ -70,7 +72,7 @@ export async function claimIdempotencyKey(
     .where('tenant_id', '=', tenantId)
     .where('key', '=', key)
     .executeTakeFirst();
-  if (!existing) return claimIdempotencyKey(db, tenantId, key, fingerprint, abandonAfterMs);
+  if (!existing) return claimIdempotencyKey(db, tenantId, key, fingerprint, abandonAfterMs, token);
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (existing.state !== 'done' || existing.response === null) return { kind: 'in_progress' };
   return { kind: 'replay', status: Number(existing.http_status), response: existing.response };
@@ -92,12 +94,16 @@ export async function completeIdempotencyKey(
     .execute();
 }
 
-/** Gives a claimed key back (the request failed before it ran): a retry may use it. */
-export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string): Promise<void> {
+/**
+ * Gives a claimed key back (the request failed before it ran): a retry may use it. Only the claim of `token`: a
+ * request that does not know whether its claim was written (storage failed meanwhile) can never give back another's.
+ */
+export async function releaseIdempotencyKey(db: Db, tenantId: string, key: string, token: string): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('tenant_id', '=', tenantId)
     .where('key', '=', key)
     .where('state', '=', 'pending')
+    .where('claim_token', '=', token)
     .execute();
 }

@@ -102,6 +102,8 @@ export interface IdempotencyKeysTable {
   response: string | null;
   created_at: string;
   expires_at: string;
+  /** The claiming request's token: only it gives the claim back. */
+  claim_token: string | null;
 }
 
 export interface UsersTable {
