@@ -130,3 +130,61 @@ describe('a tenant may have at most IX_TENANT_QUEUED_MAX async executions queued
     assert.equal((await accept(acme, 5)).statusCode, 202);
   });
 });
+
+/**
+ * Workers serve tenants round robin (docs/async.md#fair-turns): one tenant's backlog of slow calls delays another
+ * tenant's execution by at most one call per worker, not by the whole backlog. Every call here is held by the upstream
+ * until the test ends one, so the order in which calls reach it is the order in which workers took them.
+ */
+describe('tenants with queued async executions are served round robin', () => {
+  let h: Harness;
+  let counting: CountingGraphql;
+  const auths = new Map<string, Auth>();
+
+  before(async () => {
+    h = await harness({ IX_WORKER_CONCURRENCY: '2' });
+    counting = await countingGraphql();
+    for (const tenant of ['acme', 'globex', 'initech']) {
+      await h.tenant(tenant);
+      const auth = await h.auth(tenant, ['*']);
+      auths.set(tenant, auth);
+      const res = await h.call(auth, {
+        method: 'PUT',
+        url: '/api/v1/integrations/erp',
+        payload: {
+          connector: 'graphql-1.0.0',
+          config: { base_url: counting.url, validate_schema: false, timeout_seconds: 3600 },
+        },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  });
+  after(async () => {
+    counting.release();
+    await h.close();
+    await counting.close();
+  });
+
+  const accept = async (tenant: string, n: number) => {
+    const res = await h.call(auths.get(tenant) as Auth, {
+      method: 'POST',
+      url: '/api/v1/integrations/erp/execute',
+      headers: { prefer: 'respond-async' },
+      payload: receiveCall(n, true),
+    });
+    assert.equal(res.statusCode, 202, res.body);
+  };
+
+  test('acme’s six slow calls hold both workers; globex’s and initech’s each wait one call, not six', async () => {
+    for (let n = 1; n <= 6; n++) await accept('acme', n);
+    await until(() => counting.holding === 2, 'both workers run one of acme’s calls');
+    await accept('globex', 101);
+    await accept('globex', 102);
+    await accept('initech', 201);
+    for (let arrived = 2; arrived < 9; arrived++) {
+      counting.releaseOldest();
+      await until(() => counting.arrivals.length === arrived + 1, `call ${arrived + 1} reached the upstream`);
+    }
+    assert.deepEqual(counting.arrivals, [1, 2, 3, 101, 201, 4, 102, 5, 6]);
+  });
+});

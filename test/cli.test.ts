@@ -335,6 +335,7 @@ const allMigrations = [
   '007_webhooks',
   '008_execution_runs',
   '009_execution_claims',
+  '010_queue_rounds',
 ];
 
 describe('interchange migrate', () => {

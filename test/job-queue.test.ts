@@ -23,6 +23,11 @@ const settings = { heartbeatSeconds: 10, retryLimit: 3 };
 interface Setup {
   storage: Storage;
   queue: JobQueue;
+  /**
+   * The queues whose workers a test starts: on pg-boss two instances (two PgBossQueues on one database, as two
+   * processes would have), on SQLite the one embedded queue.
+   */
+  instances(): Promise<JobQueue[]>;
   /** Jobs of the executions queue not finished: waiting or running. */
   unfinished(): Promise<number>;
   close(): Promise<void>;
@@ -37,6 +42,7 @@ async function embedded(): Promise<Setup> {
   return {
     storage,
     queue,
+    instances: async () => [queue],
     unfinished: async () =>
       Number(
         (
@@ -59,9 +65,17 @@ async function pgBoss(): Promise<Setup> {
   await migrate(storage);
   const queue = new PgBossQueue(database.url, storage.db, log, settings);
   await queue.start();
+  const others: Array<{ storage: Storage; queue: PgBossQueue }> = [];
   return {
     storage,
     queue,
+    instances: async () => {
+      const other = openStorage(database.url);
+      const second = new PgBossQueue(database.url, other.db, log, settings);
+      await second.start();
+      others.push({ storage: other, queue: second });
+      return [queue, second];
+    },
     unfinished: async () =>
       Number(
         (
@@ -73,6 +87,10 @@ async function pgBoss(): Promise<Setup> {
         ).rows[0].n,
       ),
     close: async () => {
+      for (const other of others) {
+        await other.queue.stop(1000);
+        await other.storage.close();
+      }
       await queue.stop(1000);
       await storage.close();
       await database.drop();
@@ -127,6 +145,82 @@ for (const [name, make] of [
       // It finished for good: nothing more runs.
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(runs.length, 3);
+    });
+  });
+}
+
+/**
+ * Round robin by tenant (docs/async.md#fair-turns): two workers (on pg-boss, one on each of two instances) are busy
+ * with tenant A's slow jobs and A has more queued; B and then C queue theirs. Each freed worker takes the next tenant's
+ * job in turn (A's oldest first, as the round being served began with it), never A's whole backlog first.
+ */
+for (const [name, make] of [
+  ['embedded queue (SQLite), one instance of two workers', embedded],
+  ['pg-boss (PostgreSQL), two instances of one worker', pgBoss],
+] as const) {
+  describe(`${name}: tenants' jobs`, () => {
+    const setups: Setup[] = [];
+    after(() => Promise.all(setups.map((s) => s.close())));
+
+    test('are taken round robin by tenant, whatever the order they were queued in', async () => {
+      const setup = await make();
+      setups.push(setup);
+      const started: string[] = [];
+      const gates: Array<() => void> = [];
+      const instances = await setup.instances();
+      for (const queue of instances) {
+        await queue.work<{ job: string }>('executions', 2 / instances.length, async (job) => {
+          started.push(job.data.job);
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return undefined;
+        });
+      }
+      const queue = async (tenant: string, n: number) => {
+        await setup.storage.db.transaction().execute(async (trx) => {
+          await setup.queue.send('executions', { job: `${tenant}${n}` }, { db: trx, fairKey: tenant });
+        });
+        for (const q of instances) q.committed('executions');
+      };
+      for (let n = 1; n <= 6; n++) await queue('A', n);
+      await until(() => started.length === 2, 'both workers took one of A’s jobs');
+      await queue('B', 1);
+      await queue('B', 2);
+      await queue('C', 1);
+      // Each worker freed takes the next job; the order they are taken in is the order of service.
+      for (let done = 0; done < 9; done++) {
+        gates[done]();
+        if (done + 2 < 9) await until(() => started.length === done + 3, `job ${done + 3} began`);
+      }
+      await until(async () => (await setup.unfinished()) === 0, 'every job finished');
+      assert.deepEqual(started, ['A1', 'A2', 'A3', 'B1', 'C1', 'A4', 'B2', 'A5', 'A6']);
+    });
+
+    test('a tenant with nothing queued joins the round being served, neither ahead of it nor behind the backlogs', async () => {
+      const setup = await make();
+      setups.push(setup);
+      const started: string[] = [];
+      const gates: Array<() => void> = [];
+      // Nothing works the queue while these are sent: the rounds alone decide the order.
+      for (let n = 1; n <= 50; n++) await setup.queue.send('executions', { job: `A${n}` }, { fairKey: 'A' });
+      for (let n = 1; n <= 3; n++) await setup.queue.send('executions', { job: `B${n}` }, { fairKey: 'B' });
+      await setup.queue.work<{ job: string }>('executions', 1, async (job) => {
+        started.push(job.data.job);
+        if (job.data.job === 'Z1') await new Promise<void>((resolve) => gates.push(resolve));
+        return undefined;
+      });
+      setup.queue.committed('executions');
+      await until(() => started.length === 53, 'every job ran');
+      assert.deepEqual(started.slice(0, 7), ['A1', 'B1', 'A2', 'B2', 'A3', 'B3', 'A4']);
+      // Later, with the worker held: B's earlier rounds are long past, so its next jobs join the round A and C join.
+      started.length = 0;
+      await setup.queue.send('executions', { job: 'Z1' }, { fairKey: 'Z' });
+      await until(() => gates.length === 1, 'the worker is held');
+      for (const tenant of ['A', 'B', 'C']) {
+        for (let n = 1; n <= 3; n++) await setup.queue.send('executions', { job: `${tenant}${n}` }, { fairKey: tenant });
+      }
+      gates[0]();
+      await until(() => started.length === 10, 'the later jobs ran');
+      assert.deepEqual(started, ['Z1', 'A1', 'B1', 'C1', 'A2', 'B2', 'C2', 'A3', 'B3', 'C3']);
     });
   });
 }

@@ -409,6 +409,7 @@ describe('starting on PostgreSQL', () => {
         { name: '007_webhooks' },
         { name: '008_execution_runs' },
         { name: '009_execution_claims' },
+        { name: '010_queue_rounds' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

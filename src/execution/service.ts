@@ -423,7 +423,7 @@ export class ExecutionService {
         started_at: startedAt,
         finished_at: null,
       });
-      await this.#queue.send('executions', job, { db: trx });
+      await this.#queue.send('executions', job, { db: trx, fairKey: call.tenantId });
     });
     this.#queue.committed('executions');
     return { accepted: true, executionId };

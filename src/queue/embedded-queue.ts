@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from '../storage/database.ts';
 import { dbTime } from '../storage/db-clock.ts';
+import { roundFor, servedFrom } from './fair-rounds.ts';
 import {
   type JobHandler,
   type JobQueue,
@@ -59,9 +60,14 @@ export class EmbeddedQueue implements JobQueue {
       start_after text not null,
       heartbeat_at text,
       created_at text not null,
-      last_error text
+      last_error text,
+      round integer not null default 0
     )`.execute(this.#db);
-    await sql`create index if not exists ix_jobs_ready on ix_jobs (queue, state, start_after)`.execute(this.#db);
+    // Files from before fair rounds: their jobs take round 0, ahead of any queued since.
+    const { rows: roundColumn } = await sql`select 1 from pragma_table_info('ix_jobs') where name = 'round'`.execute(this.#db);
+    if (roundColumn.length === 0) await sql`alter table ix_jobs add column round integer not null default 0`.execute(this.#db);
+    await sql`drop index if exists ix_jobs_ready`.execute(this.#db);
+    await sql`create index if not exists ix_jobs_turns on ix_jobs (queue, state, round, start_after)`.execute(this.#db);
     const beatMs = (this.#settings.heartbeatSeconds * 1000) / 2;
     this.#timers.push(setInterval(() => void this.#beat().catch((e) => this.#warn(e, 'heartbeat')), beatMs).unref());
     await this.#recover();
@@ -72,8 +78,11 @@ export class EmbeddedQueue implements JobQueue {
     const id = randomUUID();
     const now = new Date().toISOString();
     const startAfter = options.startAfter?.toISOString() ?? now;
-    await sql`insert into ix_jobs (id, queue, data, state, retry_count, start_after, created_at)
-      values (${id}, ${queue}, ${JSON.stringify(data)}, 'created', 0, ${startAfter}, ${now})`.execute(options.db ?? this.#db);
+    const db = options.db ?? this.#db;
+    const round =
+      options.fairKey === undefined ? 0 : await roundFor(db, queue, options.fairKey, await this.#servedRound(db, queue));
+    await sql`insert into ix_jobs (id, queue, data, state, retry_count, start_after, created_at, round)
+      values (${id}, ${queue}, ${JSON.stringify(data)}, 'created', 0, ${startAfter}, ${now}, ${round})`.execute(db);
     // Within a transaction, the job is not there to take until it commits: the sender calls committed() then.
     if (!options.db) this.committed(queue);
     return id;
@@ -136,13 +145,23 @@ export class EmbeddedQueue implements JobQueue {
     });
   }
 
+  /** The due job of the lowest round (round robin by tenant, src/queue/fair-rounds.ts), the longest due first within it. */
   async #take(queue: QueueName): Promise<JobRow | undefined> {
     const now = new Date().toISOString();
     const { rows } = await sql<JobRow>`update ix_jobs set state = 'active', heartbeat_at = ${dbTime(this.#db)}
       where id = (select id from ix_jobs where queue = ${queue} and state = 'created' and start_after <= ${now}
-                  order by start_after, created_at limit 1)
+                  order by round, start_after, created_at limit 1)
       returning id, data, retry_count`.execute(this.#db);
     return rows[0];
+  }
+
+  /** The round being served (src/queue/fair-rounds.ts): the lowest round waiting, due jobs first. */
+  async #servedRound(db: Db, queue: QueueName): Promise<number | undefined> {
+    const now = new Date().toISOString();
+    const { rows } = await sql<{ due: number | null; any: number | null }>`select
+        min(case when start_after <= ${now} then round end) as due, min(round) as any
+      from ix_jobs where queue = ${queue} and state = 'created'`.execute(db);
+    return servedFrom(rows[0]?.due ?? rows[0]?.any);
   }
 
   async #run<T>(job: JobRow, handler: JobHandler<T>): Promise<void> {

@@ -20,6 +20,11 @@ export interface SendOptions {
   startAfter?: Date;
   /** The job is added within this transaction: it exists if and only if the transaction commits. */
   db?: Db;
+  /**
+   * Whose job this is (a tenant): jobs with a key are taken round robin by key, on every instance
+   * (src/queue/fair-rounds.ts). Jobs without one take round 0.
+   */
+  fairKey?: string;
 }
 
 /**

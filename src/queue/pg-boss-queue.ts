@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { PgBoss } from 'pg-boss';
 import { isStorageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
+import { roundFor, servedFrom } from './fair-rounds.ts';
 import { type JobHandler, type JobQueue, type QueueName, type QueueSettings, queueNames, type SendOptions } from './job-queue.ts';
 
 /** pg-boss's longest run of a job: the async deadline's maximum (1 h) and a margin. The deadline itself is ours. */
@@ -74,13 +75,33 @@ export class PgBossQueue implements JobQueue {
     }
   }
 
+  /**
+   * A job with a `fairKey` takes its round (src/queue/fair-rounds.ts) as pg-boss's priority, negated: pg-boss fetches
+   * the highest priority first and the oldest within it, so every instance's workers take the lowest round first.
+   */
   async send<T extends object>(queue: QueueName, data: T, options: SendOptions = {}): Promise<string> {
+    const db = options.db ?? this.#db;
+    const round =
+      options.fairKey === undefined ? 0 : await roundFor(db, queue, options.fairKey, await this.#servedRound(db, queue));
     const id = await this.#boss.send(queue, data, {
+      priority: -round,
       ...(options.startAfter && { startAfter: options.startAfter }),
       ...(options.db && { db: within(options.db) }),
     });
     if (id === null) throw new Error(`pg-boss did not add the job to ${queue}`);
     return id;
+  }
+
+  /**
+   * The round being served: read from pg-boss's job table (its index job_i11 is on name, priority desc, created_on,
+   * start_after, for the jobs not yet active), the lowest round waiting, due jobs first.
+   */
+  async #servedRound(db: Db, queue: QueueName): Promise<number | undefined> {
+    const { rows } = await sql<{ due: number | null; any: number | null }>`select
+        (select -priority from pgboss.job where name = ${queue} and state < 'active' and not blocked
+          and start_after <= now() order by priority desc, created_on limit 1) as due,
+        (select -max(priority) from pgboss.job where name = ${queue} and state < 'active' and not blocked) as any`.execute(db);
+    return servedFrom(rows[0]?.due ?? rows[0]?.any);
   }
 
   /** pg-boss's NOTIFY is sent in the transaction and heard when it commits, by every instance. */
@@ -96,10 +117,17 @@ export class PgBossQueue implements JobQueue {
     // NOTIFY wakes idle workers when a job is added; polling each second is the backstop, also while NOTIFY is on
     // (pg-boss's default then is 30 s: jobs added while every worker was busy, or due later, such as a delivery's
     // retry, would wait that long).
-    const options = { batchSize: 1, localConcurrency: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 };
+    const options = {
+      batchSize: 1,
+      localConcurrency: 1,
+      pollingIntervalSeconds: 1,
+      notifyPollingIntervalSeconds: 1,
+      // A deferred job is sent again with its priority (its fair round).
+      includeMetadata: true as const,
+    };
     for (let i = 0; i < concurrency; i++) {
       let workerId: string | undefined;
-      workerId = await this.#boss.work<T>(queue, options, async (jobs) => {
+      workerId = await this.#boss.work<T, unknown, typeof options>(queue, options, async (jobs) => {
         try {
           for (const job of jobs) {
             const result = await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
@@ -117,9 +145,10 @@ export class PgBossQueue implements JobQueue {
    * same data sent again to start after `deferMs`, both in one transaction: there is never none and never two. (pg-boss
    * then finds the job already finished, and leaves it so.)
    */
-  async #defer<T>(queue: QueueName, job: { id: string; data: T }, deferMs: number): Promise<void> {
+  async #defer<T>(queue: QueueName, job: { id: string; data: T; priority: number }, deferMs: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await this.#boss.send(queue, job.data as object, { startAfter: new Date(Date.now() + deferMs), db: within(trx) });
+      const startAfter = new Date(Date.now() + deferMs);
+      await this.#boss.send(queue, job.data as object, { startAfter, priority: job.priority, db: within(trx) });
       await this.#boss.complete(queue, job.id, null, { db: within(trx) });
     });
   }

@@ -14,6 +14,7 @@ import * as asyncExecutions from './migrations/006_async_executions.ts';
 import * as webhooks from './migrations/007_webhooks.ts';
 import * as executionRuns from './migrations/008_execution_runs.ts';
 import * as executionClaims from './migrations/009_execution_claims.ts';
+import * as queueRounds from './migrations/010_queue_rounds.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '007_webhooks': webhooks,
   '008_execution_runs': executionRuns,
   '009_execution_claims': executionClaims,
+  '010_queue_rounds': queueRounds,
 };
 
 const requireModule = createRequire(import.meta.url);

@@ -367,7 +367,6 @@ export async function dropExpiredResults(db: Db, now: string): Promise<number> {
   return Number(updated.numUpdatedRows);
 }
 
-/** Executions not yet finished, in every tenant: how many are queued and running, and the oldest queued one's start. */
 /** How many of the tenant's executions are queued, counted up to `upTo` (enough to compare with a cap). */
 export async function queuedOf(db: Db, tenantId: string, upTo: number): Promise<number> {
   // Counted where the rows are (at most `upTo` of them read), not brought over to be counted on every accept.
@@ -385,6 +384,7 @@ export async function queuedOf(db: Db, tenantId: string, upTo: number): Promise<
   return Number(row?.n ?? 0);
 }
 
+/** Executions not yet finished, in every tenant: how many are queued and running, and the oldest queued one's start. */
 export async function unfinishedExecutions(db: Db): Promise<{ queued: number; running: number; oldestQueuedAt: string | null }> {
   const rows = await db
     .selectFrom('executions')

@@ -200,6 +200,13 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+/** The round a tenant's next job of a queue takes (src/queue/fair-rounds.ts). */
+export interface QueueRoundsTable {
+  queue: string;
+  fair_key: string;
+  next_round: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -216,4 +223,5 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  queue_rounds: QueueRoundsTable;
 }

@@ -14,6 +14,10 @@ export interface CountingGraphql {
   seen(n: number): number;
   /** Requests held open now. */
   readonly holding: number;
+  /** Every call's `n`, in the order the requests arrived. */
+  readonly arrivals: readonly number[];
+  /** Answers the request held longest (one slow call ends). */
+  releaseOldest(): void;
   /** Answers every held request, and every later one at once. */
   release(): void;
   close(): Promise<void>;
@@ -23,6 +27,7 @@ export async function countingGraphql(): Promise<CountingGraphql> {
   const counts = new Map<number, number>();
   const held: Array<() => void> = [];
   let released = false;
+  const arrivals: number[] = [];
   const answer = (res: ServerResponse, document: string, n: number) => {
     if (res.destroyed) return;
     const data = document.trimStart().startsWith('mutation') ? { done: n } : { items: [{ n }] };
@@ -32,6 +37,7 @@ export async function countingGraphql(): Promise<CountingGraphql> {
     const { query, variables } = JSON.parse(body) as { query: string; variables?: { n?: number } };
     const n = Number(variables?.n ?? -1);
     counts.set(n, (counts.get(n) ?? 0) + 1);
+    arrivals.push(n);
     if (query.includes('hold') && !released) held.push(() => answer(res, query, n));
     else answer(res, query, n);
   });
@@ -40,6 +46,10 @@ export async function countingGraphql(): Promise<CountingGraphql> {
     seen: (n) => counts.get(n) ?? 0,
     get holding() {
       return held.length;
+    },
+    arrivals,
+    releaseOldest() {
+      held.shift()?.();
     },
     release() {
       released = true;
