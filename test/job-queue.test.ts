@@ -195,6 +195,27 @@ for (const [name, make] of [
       assert.deepEqual(started, ['A1', 'A2', 'A3', 'B1', 'C1', 'A4', 'B2', 'A5', 'A6']);
     });
 
+    test('a queue that never drained up to the highest round goes on, oldest first, without overflowing', async () => {
+      const setup = await make();
+      setups.push(setup);
+      // A's job waits, so no round starts again from 0; A's next round is the highest.
+      await setup.queue.send('executions', { job: 'A1' }, { fairKey: 'A' });
+      await setup.storage.db
+        .updateTable('queue_rounds')
+        .set({ next_round: 2 ** 31 - 2 })
+        .where('fair_key', '=', 'A')
+        .execute();
+      for (const job of ['A2', 'A3']) await setup.queue.send('executions', { job }, { fairKey: 'A' });
+      const started: string[] = [];
+      await setup.queue.work<{ job: string }>('executions', 1, async (job) => {
+        started.push(job.data.job);
+        return undefined;
+      });
+      setup.queue.committed('executions');
+      await until(() => started.length === 3, 'every job ran');
+      assert.deepEqual(started, ['A1', 'A2', 'A3']);
+    });
+
     test('a tenant with nothing queued joins the round being served, neither ahead of it nor behind the backlogs', async () => {
       const setup = await make();
       setups.push(setup);

@@ -3,6 +3,13 @@ import type { Db } from '../storage/database.ts';
 import type { QueueName } from './job-queue.ts';
 
 /**
+ * The highest round (pg-boss's priority is a 32-bit integer, and this is its negation). Rounds start again from 0
+ * whenever nothing waits; a queue that never drains reaches it after 2,147,483,646 jobs, and from then on its jobs are
+ * taken oldest first (docs/async.md#fair-turns).
+ */
+const lastRound = 2 ** 31 - 2;
+
+/**
  * Round robin by tenant, for a queue whose workers take jobs in the order of a number, on one instance or many
  * (docs/async.md#fair-turns). Each job is given a round when it is queued; workers take the due job of the lowest
  * round first, the longest waiting first within a round. A tenant's jobs take consecutive rounds, and a tenant with
@@ -13,36 +20,31 @@ import type { QueueName } from './job-queue.ts';
  *
  * `servedRound` is the round being served now: the lowest round of the due jobs waiting (the jobs of earlier rounds
  * have been taken; when none is due, of those waiting to be due, such as runs deferred by their integration's
- * concurrency cap), or undefined when none waits: then the last round given out is the one being served. A job is
- * never given a round below it, so it only moves on.
+ * concurrency cap), or undefined when none waits: then every tenant starts again from round 0. A job is never given
+ * a round below it, so it only moves on while anything waits.
  *
  * The tenant's row is written in the transaction that queues the job: two jobs of one tenant queued at once (by two
  * instances) wait for each other's row lock and take two rounds, never the same one.
  */
 export async function roundFor(db: Db, queue: QueueName, fairKey: string, servedRound: number | undefined): Promise<number> {
-  const base = servedRound ?? (await lastRound(db, queue));
-  const greatest = db.getExecutor().adapter instanceof PostgresAdapter ? sql.raw('greatest') : sql.raw('max');
+  // Nothing waits: every tenant starts again from round 0, so the numbers stay small wherever the queue ever drains.
+  if (servedRound === undefined) {
+    await db.updateTable('queue_rounds').set({ next_round: 0 }).where('queue', '=', queue).where('next_round', '>', 0).execute();
+  }
+  const base = Math.min(servedRound ?? 0, lastRound);
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const [greatest, least] = postgres ? [sql.raw('greatest'), sql.raw('least')] : [sql.raw('max'), sql.raw('min')];
   const row = await db
     .insertInto('queue_rounds')
     .values({ queue, fair_key: fairKey, next_round: base + 1 })
     .onConflict((oc) =>
-      oc
-        .columns(['queue', 'fair_key'])
-        .doUpdateSet({ next_round: sql<number>`${greatest}(queue_rounds.next_round, ${base}) + 1` }),
+      oc.columns(['queue', 'fair_key']).doUpdateSet({
+        next_round: sql<number>`${least}(${greatest}(queue_rounds.next_round, ${base}), ${lastRound}) + 1`,
+      }),
     )
     .returning('next_round')
     .executeTakeFirstOrThrow();
   return Number(row.next_round) - 1;
-}
-
-/** The last round given out in `queue`, to any tenant (0 before the first). */
-async function lastRound(db: Db, queue: QueueName): Promise<number> {
-  const row = await db
-    .selectFrom('queue_rounds')
-    .select((eb) => eb.fn.max('next_round').as('next'))
-    .where('queue', '=', queue)
-    .executeTakeFirst();
-  return Math.max(0, Number(row?.next ?? 0) - 1);
 }
 
 /** The round being served: the lowest round still waiting (`null` or undefined: none waits). */
