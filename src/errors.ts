@@ -13,6 +13,7 @@ export const errorCatalogue = {
   unsupported_operation: [400, 'This connector does not offer that operation.'],
   not_found: [404, 'Not found.'],
   conflict: [409, 'The request conflicts with the current state.'],
+  precondition_failed: [412, 'A precondition (If-Match, If-None-Match) does not hold; nothing was changed.'],
   integration_misconfigured: [422, 'The integration configuration cannot run.'],
   egress_denied: [422, 'The upstream address is refused by the egress policy.'],
   unknown_soap_method: [400, 'The method is not in the WSDL.'],

@@ -284,6 +284,55 @@ describe('the console in a real browser', () => {
     assertClean();
   });
 
+  test('"New integration" with a taken id is refused and replaces nothing; a save over someone’s change is refused too', async () => {
+    const path = '/api/v1/integrations/people';
+    expected.add(`412 ${path}`);
+    await nav('Integrations').click();
+    await page.getByRole('link', { name: 'New integration' }).click();
+    await page.getByLabel('ID', { exact: true }).fill('people');
+    await page.getByLabel('Name', { exact: true }).fill('Not the people directory');
+    await page.getByRole('radio', { name: 'SOAP' }).check();
+    await page.getByLabel('Endpoint URL').fill(soap.url('/calculator?wsdl'));
+    await page.getByRole('button', { name: 'Create integration' }).click();
+    const notSaved = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await notSaved.getByText('An integration with the id “people” already exists; nothing was changed.').waitFor();
+    assert.match(await notSaved.innerText(), /precondition_failed/);
+    await shot('12c-integration-id-taken');
+    // The integration is as it was: GraphQL, its name and its token.
+    await nav('Integrations').click();
+    await row(/People directory/)
+      .getByText('GraphQL')
+      .waitFor();
+
+    // Two tabs on one integration: the second saves first, so the first tab's save is refused, not written over it.
+    await row(/People directory/)
+      .getByRole('link')
+      .first()
+      .click();
+    await page.getByRole('heading', { name: 'People directory' }).waitFor();
+    const other = await context.newPage();
+    await other.goto(page.url());
+    await other.getByLabel('Timeout (seconds)').fill('40');
+    await other.getByRole('button', { name: 'Save changes' }).click();
+    await other.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await other.close();
+    await page.getByLabel('Timeout (seconds)').fill('15');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await notSaved.getByText('Someone changed or deleted this integration after you opened it').waitFor();
+    await shot('12d-integration-stale-save');
+    await page.getByRole('button', { name: 'Reload the current version' }).click();
+    await untilPage(
+      'the other tab’s change shown',
+      async () => (await page.getByLabel('Timeout (seconds)').inputValue()) === '40',
+    );
+    assert.equal(await notSaved.count(), 0, 'the refusal is gone with the reload');
+    await page.getByLabel('Timeout (seconds)').fill('15');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expected.delete(`412 ${path}`);
+    assertClean();
+  });
+
   test('try it out: run a receive, then a request that fails', async () => {
     await nav('Try it out').click();
     await page.getByRole('heading', { name: 'Try it out' }).waitFor();

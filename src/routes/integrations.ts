@@ -3,6 +3,7 @@ import { caller } from '../auth/authenticate.ts';
 import type { ConnectorDefinition } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError, validationFailed } from '../errors.ts';
+import { checkPreconditions, etagOf } from '../http/conditional.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { applyConfigWrite, integrationView } from '../integrations/config.ts';
 import { integrationKey } from '../resilience/config.ts';
@@ -55,6 +56,27 @@ function notFound(id: string): ApiError {
   return new ApiError('not_found', `No integration ${id}.`);
 }
 
+/** The conditional headers a write takes (docs/api.md#conditional-requests). */
+const conditionalHeaders = (ifNoneMatch: boolean) => ({
+  type: 'object',
+  properties: {
+    'if-match': {
+      type: 'string',
+      description: 'The `ETag` the change was based on (or `*`): a newer version is `412 precondition_failed`, nothing changed.',
+    },
+    ...(ifNoneMatch && {
+      'if-none-match': { type: 'string', description: '`*`: create only; an existing integration is `412 precondition_failed`.' },
+    }),
+  },
+});
+
+/** Every integration answer names its version. */
+const etagHeader = { ETag: { type: 'string', description: 'The integration’s version, for `If-Match`.' } };
+
+const conditionalFailure = {
+  412: '`precondition_failed`: `If-None-Match: *` met an existing integration, or `If-Match` did not name its current version (`details.etag`); nothing was changed.',
+} as const;
+
 /**
  * Writes with optimistic concurrency: a change that lands between our read and our write makes us
  * read again and re-apply, so two PATCHes never lose each other's fields.
@@ -71,6 +93,8 @@ async function writeIntegration(
   for (let attempt = 0; attempt < 5; attempt++) {
     const existing = await findIntegration(ctx.storage.db, tenantId, id);
     const plan = await build(existing);
+    // Against the version this attempt will write over: a change landing in between is met on the next attempt.
+    checkPreconditions(request.headers, existing);
     const target = { tenantId, id, masterKey: ctx.masterKey };
     const previous = plan.merge && existing ? existing : undefined;
     const { config, secrets } = applyConfigWrite(plan.definition, target, plan.config ?? {}, previous);
@@ -102,8 +126,10 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         tags,
         security,
         operationId: 'putIntegration',
-        summary: 'Create (201) or replace (200) the whole integration; a secret left out is cleared.',
+        summary:
+          'Create (201) or replace (200) the whole integration; a secret left out is cleared. `If-None-Match: *` creates only.',
         params,
+        headers: conditionalHeaders(true),
         body: {
           type: 'object',
           required: ['connector'],
@@ -111,9 +137,9 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           properties: { name, connector: { type: 'string', enum: ctx.registry.ids }, config: { type: 'object' } },
         },
         response: {
-          200: reply('IntegrationReply', 'The integration was replaced.'),
-          201: reply('IntegrationReply', 'The integration was created.'),
-          ...failures([...tenantFailures, ...bodyFailures, 409], configInvalid),
+          200: { ...reply('IntegrationReply', 'The integration was replaced.'), headers: etagHeader },
+          201: { ...reply('IntegrationReply', 'The integration was created.'), headers: etagHeader },
+          ...failures([...tenantFailures, ...bodyFailures, 409, 412], { ...configInvalid, ...conditionalFailure }),
         },
       },
     },
@@ -124,7 +150,10 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         config: request.body.config,
         merge: false,
       }));
-      return reply.code(created ? 201 : 200).send(ok(integrationView(definition, saved)));
+      return reply
+        .code(created ? 201 : 200)
+        .header('etag', etagOf(saved))
+        .send(ok(integrationView(definition, saved)));
     },
   );
 
@@ -139,14 +168,19 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         summary:
           'Merge config fields; a secret left out is kept, null or "" clears it, and must be sent again when a URL changes origin.',
         params,
+        headers: conditionalHeaders(false),
         body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, config: { type: 'object' } } },
         response: {
-          200: reply('IntegrationReply', 'The integration as changed.'),
-          ...failures([...tenantFailures, ...bodyFailures, 404, 409], { ...configInvalid, ...noSuchIntegration }),
+          200: { ...reply('IntegrationReply', 'The integration as changed.'), headers: etagHeader },
+          ...failures([...tenantFailures, ...bodyFailures, 404, 409, 412], {
+            ...configInvalid,
+            ...noSuchIntegration,
+            ...conditionalFailure,
+          }),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { saved, definition } = await writeIntegration(ctx, request, async (existing) => {
         if (!existing) throw notFound(request.params.id);
         return {
@@ -156,6 +190,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           merge: true,
         };
       });
+      reply.header('etag', etagOf(saved));
       return ok(integrationView(definition, saved));
     },
   );
@@ -171,15 +206,16 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         summary: 'One integration.',
         params,
         response: {
-          200: reply('IntegrationReply', 'The integration.'),
+          200: { ...reply('IntegrationReply', 'The integration.'), headers: etagHeader },
           ...failures([...tenantFailures, 404], noSuchIntegration),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenantId } = caller(request);
       const stored = await findIntegration(db, tenantId, request.params.id);
       if (!stored) throw notFound(request.params.id);
+      reply.header('etag', etagOf(stored));
       const definition = ctx.registry.get(stored.connector);
       if (!definition) return ok(integrationView(definition, stored));
       // Its circuit breaker, as its next call would find it (docs/resilience.md#circuit-breaker).
@@ -218,21 +254,30 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         tags,
         security,
         operationId: 'deleteIntegration',
-        summary: 'Delete an integration.',
+        summary: 'Delete an integration; with `If-Match`, only the version named.',
         params,
+        headers: conditionalHeaders(false),
         response: {
           200: reply('DeletedIntegrationReply', 'Deleted.'),
-          ...failures([...tenantFailures, 404], noSuchIntegration),
+          ...failures([...tenantFailures, 404, 409, 412], { ...noSuchIntegration, ...conditionalFailure }),
         },
       },
     },
     async (request) => {
       const { tenantId } = caller(request);
-      const deleted = await deleteIntegration(db, tenantId, request.params.id);
-      ctx.integrations.forget(tenantId, request.params.id);
-      await ctx.breakers.forget(integrationKey(tenantId, request.params.id));
-      if (!deleted) throw notFound(request.params.id);
-      return ok({ id: request.params.id, deleted: true });
+      const id = request.params.id;
+      // The version read is the version deleted: a change landing in between is met on the next attempt.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const existing = await findIntegration(db, tenantId, id);
+        if (!existing) throw notFound(id);
+        checkPreconditions(request.headers, existing);
+        if (await deleteIntegration(db, tenantId, id, existing.version)) {
+          ctx.integrations.forget(tenantId, id);
+          await ctx.breakers.forget(integrationKey(tenantId, id));
+          return ok({ id, deleted: true });
+        }
+      }
+      throw new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
     },
   );
 }

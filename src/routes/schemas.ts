@@ -34,6 +34,7 @@ const failureMeaning = {
   403: 'The key or the person’s role lacks the scope this endpoint requires (`insufficient_scope`, `details.required_scope`).',
   404: '`not_found`: no such object in this tenant.',
   409: '`conflict`: the state forbids the change.',
+  412: '`precondition_failed`: `If-None-Match: *` met an existing object, or `If-Match` did not name its current version (`details.etag`); nothing was changed.',
   413: '`payload_too_large`: the body is over the limit (1 MiB by default).',
   415: '`unsupported_media_type`: the body is not application/json.',
   422: 'The request cannot run as it stands.',

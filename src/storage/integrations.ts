@@ -77,8 +77,14 @@ export async function saveIntegration(
   return findIntegration(db, tenantId, id);
 }
 
-export async function deleteIntegration(db: Db, tenantId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('integrations').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+/** Deletes the integration if it is still at `version`: false when it is gone, or was changed since it was read. */
+export async function deleteIntegration(db: Db, tenantId: string, id: string, version: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom('integrations')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
 

@@ -123,6 +123,16 @@ export async function api(path, options) {
   return result.body;
 }
 
+/**
+ * `api`, and the answer's `ETag`: `{body, etag}`. A form that writes back what it read sends the ETag as `If-Match`, so
+ * a change someone made in between is refused (412) instead of overwritten.
+ */
+export async function apiVersioned(path, options) {
+  const result = await request(path, options);
+  if (!result.ok) throw new ApiFailure(result);
+  return { body: result.body, etag: result.headers.get('etag') };
+}
+
 export async function signIn(email, password) {
   const result = await send('/auth/sign-in', { method: 'POST', body: { email, password } });
   if (!result.ok) throw new ApiFailure(result);

@@ -5,7 +5,7 @@ import { ResilienceSection } from '../components/resilience-section.js';
 import { TlsSection } from '../components/tls-section.js';
 import { ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
 import { WsSecuritySection } from '../components/ws-security-section.js';
-import { api } from '../lib/api.js';
+import { apiVersioned } from '../lib/api.js';
 import { authFormFrom, authWrite, storedAuth } from '../lib/auth-form.js';
 import { connectors } from '../lib/connectors.js';
 import { html } from '../lib/html.js';
@@ -58,6 +58,25 @@ function configFrom(form, stored, patch) {
   return { config, issues: sections.flatMap((section) => section.issues) };
 }
 
+/**
+ * A write refused by its precondition, said in the form's words: a new integration's id is taken (nothing was
+ * replaced), or someone changed or deleted the integration since this form loaded it (nothing was overwritten).
+ */
+function refusal(failure, isNew, id) {
+  if (failure?.code !== 'precondition_failed') return failure;
+  const message = isNew
+    ? `An integration with the id “${id}” already exists; nothing was changed. Choose another id, or open that integration to edit it.`
+    : 'Someone changed or deleted this integration after you opened it, so your changes were not saved. Reload it to see the current version, then make your changes again.';
+  return {
+    ...failure,
+    message,
+    requestId: failure.requestId,
+    code: failure.code,
+    stale: !isNew,
+    ...(isNew && { details: { issues: [{ path: 'id', message: 'is taken' }] } }),
+  };
+}
+
 /** `config.base_url` → `{base_url: message}`, for the fields the API named. */
 function fieldErrors(error) {
   const errors = {};
@@ -72,6 +91,9 @@ export function IntegrationEdit({ tenant, role, id }) {
   const isNew = id === null;
   const writable = can(role, 'integrations.write');
   const [stored, setStored] = useState(null);
+  /** The version the form was loaded from: edits and the delete are sent with it as If-Match. */
+  const [etag, setEtag] = useState(null);
+  const [reloads, setReloads] = useState(0);
   const [form, setForm] = useState(isNew ? formFrom(null) : null);
   const [loadError, setLoadError] = useState(null);
   const [saving, setSaving] = useState(false);
@@ -82,11 +104,13 @@ export function IntegrationEdit({ tenant, role, id }) {
 
   useEffect(() => {
     if (isNew) return;
-    api(`/integrations/${encodeURIComponent(id)}`, { tenant }).then((r) => {
-      setStored(r.data);
-      setForm(formFrom(r.data));
+    apiVersioned(`/integrations/${encodeURIComponent(id)}`, { tenant }).then((r) => {
+      setStored(r.body.data);
+      setEtag(r.etag);
+      setForm(formFrom(r.body.data));
+      setSaveError(null);
     }, setLoadError);
-  }, [tenant, id, isNew]);
+  }, [tenant, id, isNew, reloads]);
 
   if (loadError) return html`<${ErrorNotice} error=${loadError} title="Could not load the integration" />`;
   if (!form) return html`<${Loading} />`;
@@ -112,20 +136,32 @@ export function IntegrationEdit({ tenant, role, id }) {
         setSaveError({ message: 'Some fields need a change before saving.', details });
         return;
       }
+      // Creating never replaces (If-None-Match: *); saving writes over the version loaded, or is refused (If-Match).
       const saved = isNew
-        ? await api(path, { method: 'PUT', tenant, body: { ...(name && { name }), connector: form.connector, config } })
-        : await api(path, { method: 'PATCH', tenant, body: { ...(name && { name }), config } });
+        ? await apiVersioned(path, {
+            method: 'PUT',
+            tenant,
+            headers: { 'if-none-match': '*' },
+            body: { ...(name && { name }), connector: form.connector, config },
+          })
+        : await apiVersioned(path, {
+            method: 'PATCH',
+            tenant,
+            headers: { 'if-match': etag },
+            body: { ...(name && { name }), config },
+          });
       if (isNew) {
-        navigate(tenantPath(tenant, 'integrations', saved.data.id), { replace: true });
+        navigate(tenantPath(tenant, 'integrations', saved.body.data.id), { replace: true });
         return;
       }
       // Read back whole: GET adds the circuit breaker's state, which a change starts anew (docs/resilience.md).
-      const current = await api(path, { tenant });
-      setStored(current.data);
-      setForm(formFrom(current.data));
+      const current = await apiVersioned(path, { tenant });
+      setStored(current.body.data);
+      setEtag(current.etag);
+      setForm(formFrom(current.body.data));
       setStatus('Saved.');
     } catch (failure) {
-      setSaveError(failure);
+      setSaveError(refusal(failure, isNew, form.id.trim()));
     } finally {
       setSaving(false);
     }
@@ -133,10 +169,17 @@ export function IntegrationEdit({ tenant, role, id }) {
 
   const onDelete = async () => {
     try {
-      await api(`/integrations/${encodeURIComponent(id)}`, { method: 'DELETE', tenant });
+      await apiVersioned(`/integrations/${encodeURIComponent(id)}`, { method: 'DELETE', tenant, headers: { 'if-match': etag } });
       navigate(tenantPath(tenant, 'integrations'));
     } catch (failure) {
-      setDeleteError(failure);
+      setDeleteError(
+        failure?.code === 'precondition_failed'
+          ? {
+              ...failure,
+              message: 'Someone changed this integration after you opened it; it was not deleted. Reload it, then decide again.',
+            }
+          : failure,
+      );
     }
   };
 
@@ -209,6 +252,10 @@ export function IntegrationEdit({ tenant, role, id }) {
         }
         <div aria-live="polite">
           ${saveError && html`<${ErrorNotice} title="Not saved" error=${saveError} />`}
+          ${
+            saveError?.stale &&
+            html`<button type="button" class="button" onClick=${() => setReloads((n) => n + 1)}>Reload the current version</button>`
+          }
           ${status && html`<p class="notice notice--success" role="status">${status}</p>`}
         </div>
         ${
