@@ -12,6 +12,7 @@
  *   runs it), execute send through app.inject: WSDL mode, the WSDL cached.
  * - node-soap: a client built once by createClientAsync, then METHODAsync.
  */
+
 import pino from 'pino';
 import { createClientAsync } from 'soap';
 import type { ConnectorContext, SharedConnectorContext } from '../src/connectors/connector.ts';
@@ -21,6 +22,7 @@ import { upstreamCredentials } from '../src/credentials/upstream-credentials.ts'
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { IntegrationDispatchers } from '../src/egress/integration-dispatchers.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
+import { settingsOf } from '../src/integrations/settings.ts';
 import { SecretMatcher } from '../src/secrets/secret-matcher.ts';
 import { AnswerWorkers } from '../src/transport/answer-workers.ts';
 import { ExecuteBudget } from '../src/transport/budget.ts';
@@ -74,6 +76,7 @@ async function engine() {
     id: 'w',
     version: 1,
     config: { endpoint_url: wsdlUrl, service_url: endpoint, timeout_seconds: 60, soap_version: '1.1' },
+    settings: settingsOf(definition.defaults, { timeout_seconds: 60 }),
     credentialOrigins: new Set([new URL(wsdlUrl).origin, new URL(endpoint).origin]),
   };
   const credentials = upstreamCredentials(integration, {

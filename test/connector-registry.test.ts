@@ -26,7 +26,7 @@ const echoConnector = defineConnector<typeof messageSchema, typeof messageSchema
   },
   secretFields: ['secret'],
   urlFields: [],
-  defaults: { greeting: 'hello' },
+  defaults: { timeout_seconds: 30, greeting: 'hello' },
   offers: ['send', 'receive', 'sync', 'batch', 'test'],
   requestSchemas: { send: messageSchema, receive: messageSchema },
   connect(integration, context) {

@@ -28,7 +28,7 @@ const notesConnector = defineConnector<typeof noteSchema, typeof noteSchema>({
   configProperties: { folder: { type: ['string', 'null'], maxLength: 100 }, api_key: { type: ['string', 'null'] } },
   secretFields: ['api_key'],
   urlFields: [],
-  defaults: { folder: 'inbox' },
+  defaults: { timeout_seconds: 30, folder: 'inbox' },
   offers: ['send', 'test'],
   requestSchemas: { send: noteSchema, receive: noteSchema },
   connect(integration) {

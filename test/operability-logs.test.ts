@@ -25,7 +25,7 @@ const buggyConnector = defineConnector({
   configProperties: {},
   secretFields: [],
   urlFields: [],
-  defaults: {},
+  defaults: { timeout_seconds: 30 },
   offers: ['send', 'receive'],
   requestSchemas: { send: { type: 'object', properties: {} }, receive: { type: 'object', properties: {} } },
   connect() {

@@ -20,7 +20,7 @@ const echoConnector = defineConnector<typeof echoSchema, typeof echoSchema>({
   configProperties: {},
   secretFields: [],
   urlFields: [],
-  defaults: {},
+  defaults: { timeout_seconds: 30 },
   offers: ['test'],
   requestSchemas: { send: echoSchema, receive: echoSchema },
   connect() {

@@ -5,6 +5,7 @@ import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import type { UpstreamCredentials } from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import type { ValidationIssue } from '../errors.ts';
+import type { CommonDefaults, IntegrationSettings } from '../integrations/settings.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
@@ -59,6 +60,8 @@ export interface ResolvedIntegration {
   id: string;
   version: number;
   config: Readonly<Record<string, unknown>>;
+  /** The settings read from `config` once: what the executor and the connectors run with. */
+  settings: IntegrationSettings;
   /** The origins of its URL fields: the only ones its credentials go to (credentials/destinations.ts, docs/security.md#secrets-follow-their-origin). */
   credentialOrigins: ReadonlySet<string>;
 }
@@ -126,8 +129,8 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
   readonly authShorthands?: readonly string[];
   /** Those shorthands, when set, as the `auth` object they stand for. */
   shorthandAuth?(config: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | undefined;
-  /** Values shown and used when a field is not set. */
-  readonly defaults: Readonly<Record<string, unknown>>;
+  /** Values shown and used when a field is not set; `timeout_seconds` among them (src/integrations/settings.ts). */
+  readonly defaults: CommonDefaults & Readonly<Record<string, unknown>>;
   readonly offers: readonly Operation[];
   /** JSON schemas of the request fields of send and receive (beside `operation`). */
   readonly requestSchemas: { readonly send: SendSchema; readonly receive: ReceiveSchema };

@@ -24,10 +24,11 @@ import type { IntegrationDispatchers } from '../egress/integration-dispatchers.t
 import { ApiError } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
+import { maxConcurrencyIn } from '../integrations/settings.ts';
 import type { Deferral, JobQueue, QueueJob } from '../queue/job-queue.ts';
 import type { Admission, CircuitState } from '../resilience/breaker.ts';
 import { integrationKey } from '../resilience/config.ts';
-import { failureKind, isUpstreamOutage, type RetrySettings, retrySettings } from '../resilience/retry.ts';
+import { failureKind, isUpstreamOutage, type RetrySettings } from '../resilience/retry.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { redactReply } from '../secrets/redact.ts';
@@ -225,10 +226,9 @@ class BoundRun implements ConnectorContext {
 
 const sealContext = (tenantId: string, executionId: string) => `async-request:${tenantId}:${executionId}`;
 
-/** An integration's `config.max_concurrency`, or undefined when it has none. */
+/** An integration's `config.max_concurrency`, or undefined when it has none (read before the integration is resolved). */
 function maxConcurrencyOf(stored: StoredIntegration): number | undefined {
-  const limit = stored.config.max_concurrency;
-  return typeof limit === 'number' ? limit : undefined;
+  return maxConcurrencyIn(stored.config);
 }
 
 /** The refusal of a synchronous call that waited 1 s for a slot of its integration (docs/resilience.md#concurrency). */
@@ -642,12 +642,12 @@ export class ExecutionService {
           shorthand: definition.shorthandAuth?.(integration.config),
           oauth2: shared.oauth2,
           tokenRequest: {
-            timeoutMs: Number(integration.config.timeout_seconds ?? 30) * 1000,
+            timeoutMs: integration.settings.timeoutMs,
             maxBodyBytes: shared.upstreamMaxBytes,
           },
         }),
-        tls: integration.config.tls as TlsConfig | undefined,
-        retry: retrySettings(integration.config.retry as Parameters<typeof retrySettings>[0]),
+        tls: integration.settings.tls,
+        retry: integration.settings.retry,
       };
       this.#resolvedIntegrations.set(stored, resolved);
     }

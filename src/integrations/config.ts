@@ -11,6 +11,7 @@ import { isJsonObject } from '../json-object.ts';
 import { resilienceProblems, retryView } from '../resilience/config.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { IntegrationWrite, StoredIntegration } from '../storage/integrations.ts';
+import { settingsOf } from './settings.ts';
 
 type Config = Record<string, unknown>;
 
@@ -323,6 +324,7 @@ export function resolveIntegration(
     id: stored.id,
     version: stored.version,
     config: Object.freeze(config),
+    settings: settingsOf(definition.defaults, config),
     credentialOrigins: credentialOrigins(config, definition.urlFields),
   };
 }

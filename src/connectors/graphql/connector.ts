@@ -121,11 +121,11 @@ function endpointOf(integration: ResolvedIntegration): Endpoint {
   endpoint = {
     url,
     headers: Object.freeze(headers),
-    timeoutMs: Number(config.timeout_seconds) * 1000,
+    timeoutMs: integration.settings.timeoutMs,
     validateSchema: config.validate_schema !== false,
     schemaKey: `${integration.tenantId}\u0000${integration.id}`,
     schemaVersion: cacheVersion(integration),
-    schemaTtlMs: Number(config.schema_ttl_seconds ?? 600) * 1000,
+    schemaTtlMs: Number(config.schema_ttl_seconds) * 1000,
   };
   endpoints.set(integration, endpoint);
   return endpoint;

@@ -105,7 +105,7 @@ function settingsOf(integration: ResolvedIntegration, context: ConnectorContext)
     hasCredentials: context.credentials.any,
     http: {
       send: (request) => context.credentials.send(context.dispatcher, request),
-      timeoutMs: Number(c.timeout_seconds) * 1000,
+      timeoutMs: integration.settings.timeoutMs,
       maxBodyBytes: context.upstreamMaxBytes,
       budget: context.budget,
     },
