@@ -3,7 +3,8 @@
  * 5). Interchange and its upstreams each run in a process of their own. Two scenarios, each against a fresh
  * Interchange, in which tenant `bulk` loads the instance while a prober sends GET /healthz and a small receive of
  * tenant `bench` every 25 ms, one at a time each:
- *   - large pages: BULK_CALLS (8) paginated receives of 3 pages of ~9.8 MB (~29 MB each) in flight, ROUNDS (3) times;
+ *   - large pages: BULK_CALLS (8) paginated receives of MAX_PAGES (3) pages of ~9.8 MB (~29 MB each) in flight, ROUNDS
+ *     (3) times; records of PAD_CHARS (1,000) characters of padding (90: ~86,000 records a page);
  *   - many in flight: IN_FLIGHT (2,000) receives in flight at once against an upstream that answers after 1 s
  *     (IX_TENANT_CONCURRENCY raised to let them in), ROUNDS times.
  * Printed per scenario: the probes' latencies (p50, p99, max) on the idle instance and under the load, and
@@ -22,6 +23,8 @@ interface Started {
 const bulkCalls = Number(process.env.BULK_CALLS ?? 8);
 const inFlight = Number(process.env.IN_FLIGHT ?? 2000);
 const rounds = Number(process.env.ROUNDS ?? 3);
+/** MAX_PAGES (default 3): pages of each paginated receive; 4 pages of 9.8 MB pass IX_EXECUTE_MAX_BYTES (502). */
+const maxPages = Number(process.env.MAX_PAGES ?? 3);
 /** SCENARIO=large or SCENARIO=many runs only that one. */
 const only = process.env.SCENARIO;
 const script = (name: string) => new URL(`./servers/${name}.ts`, import.meta.url).pathname;
@@ -101,11 +104,11 @@ async function flood(ix: Started, calls: number, body: string): Promise<Record<n
 
 try {
   const results = [];
-  const paged = await child<{ url: string }>('paged-upstream');
+  const paged = await child<{ url: string }>('paged-upstream', [], { PAD_CHARS: process.env.PAD_CHARS ?? '1000' });
   const pagesBody = JSON.stringify({
     operation: 'receive',
     query: 'query ($after: String) { items(after: $after) { pageInfo { hasNextPage endCursor } nodes { id } } }',
-    paginate: { max_pages: 3 },
+    paginate: { max_pages: maxPages },
   });
   if (only === undefined || only === 'large') {
     results.push(await scenario('large pages', paged.url, {}, (ix) => flood(ix, bulkCalls, pagesBody)));

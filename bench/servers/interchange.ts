@@ -23,6 +23,20 @@ import { openStorage } from '../../src/storage/database.ts';
 import { insertTenant } from '../../src/storage/tenants.ts';
 import { passthroughHandler } from './passthrough-handler.ts';
 
+// GC_LOG=file: every garbage collection of 10 ms or more, one line each (kind, ms), to see what holds the loop.
+if (process.env.GC_LOG) {
+  const { appendFileSync } = await import('node:fs');
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const kinds: Record<number, string> = { 1: 'major', 2: 'minor', 4: 'incremental', 8: 'weakcb' };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind ?? 0;
+      if (entry.duration >= 10)
+        appendFileSync(process.env.GC_LOG as string, `${kinds[kind] ?? kind} ${entry.duration.toFixed(1)}\n`);
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
+
 const upstreamUrl = process.argv[2];
 /** Optional: an upstream of large pages for a second tenant, `bulk`, with the integration `big` (bench/event-loop.ts). */
 const bulkUpstreamUrl = process.argv[3];

@@ -12,7 +12,8 @@ import { redactReply } from '../secrets/redact.ts';
 export interface AnswerTask {
   status: number;
   headers: Record<string, string>;
-  body: Uint8Array;
+  /** The body in the pieces it was read in (answer-workers.ts readOffThread): joined here, off the main thread. */
+  parts: Uint8Array[];
   /** The integration's secret values: the text that comes back is redacted with them. */
   secrets: string[];
 }
@@ -27,9 +28,10 @@ export interface FailureMessage {
 
 export type Failed = { ok: false; failure: FailureMessage };
 
-/** The task's body as a Buffer over the same memory. */
+/** The task's body in one Buffer (over the same memory when it came in one piece). */
 export function bodyOf(task: AnswerTask): Buffer {
-  return Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  const parts = task.parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
 }
 
 /** This worker's matchers, by secret set: a large answer's integration is likely to send the next one too. */

@@ -2,13 +2,15 @@ import { availableParallelism } from 'node:os';
 import type { Piscina } from 'piscina';
 import { ApiError } from '../errors.ts';
 import type { FailureMessage } from './answer-worker-kit.ts';
+import { type ReadBody, segmentedMinBytes } from './body.ts';
 
 /**
  * Upstream answers of at least this many bytes are read in a worker thread. Below it, reading on the main thread
  * costs less than a trip to a worker (a 1 MiB JSON answer parses in a few milliseconds); above it, the megabytes
- * would hold the event loop for every other request (docs/limits.md#large-answers-and-the-event-loop).
+ * would hold the event loop for every other request (docs/limits.md#large-answers-and-the-event-loop). The same as
+ * the size from which a body is read into segments of its own (body.ts), which move to the worker unjoined.
  */
-export const offThreadMinBytes = 1024 * 1024;
+export const offThreadMinBytes = segmentedMinBytes;
 
 export interface AnswerWorkersOptions {
   /** Worker threads at most (default: the cores less one for the main thread, at least 1, at most 4). */
@@ -89,11 +91,13 @@ export function readOffThread<T>(
   workers: AnswerWorkers,
   module: URL,
   name: string,
-  response: { status: number; headers: Record<string, string>; body: Buffer },
+  response: { status: number; headers: Record<string, string>; read: ReadBody },
   secrets: readonly string[],
   task: object = {},
 ): Promise<T> {
-  const { status, headers, body } = response;
-  const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-  return workers.run<T>(module, name, { status, headers, body, secrets, ...task }, own ? [body.buffer as ArrayBuffer] : []);
+  const { status, headers, read } = response;
+  // The segments are joined in the worker, never here; their memory moves there when it is theirs alone.
+  const parts = read.parts;
+  const transfer = read.owned ? parts.map((part) => part.buffer as ArrayBuffer) : [];
+  return workers.run<T>(module, name, { status, headers, parts, secrets, ...task }, transfer);
 }

@@ -14,25 +14,99 @@ function isZlibError(err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('Z_');
 }
 
+/**
+ * A body of this many bytes or more is kept in segments this process owns, copied in chunk by chunk as it arrives: a
+ * large body is never joined into one buffer on the main thread (the first touch of a fresh 10 MB buffer alone holds
+ * the loop for about 30 ms, the copy beside it), and its segments move to a worker thread as they are.
+ */
+export const segmentedMinBytes = 1024 * 1024;
+const segmentBytes = 1024 * 1024;
+
+/** A body as read: its size, whole when asked (joined once), or in the pieces it was kept in. */
+export class ReadBody {
+  readonly size: number;
+  readonly #parts: readonly Buffer[];
+  /** Whether every part has a memory of its own (the segments of a large body), which can move to another thread. */
+  readonly owned: boolean;
+  #whole: Buffer | undefined;
+
+  constructor(parts: readonly Buffer[], size: number, owned: boolean) {
+    this.#parts = parts;
+    this.size = size;
+    this.owned = owned;
+  }
+
+  /** The bytes in one buffer: a large body's segments are joined on the first call (on the thread that asks). */
+  get whole(): Buffer {
+    this.#whole ??= this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts as Buffer[], this.size);
+    return this.#whole;
+  }
+
+  /** The pieces, in order, not joined. */
+  get parts(): readonly Buffer[] {
+    return this.#whole ? [this.#whole] : this.#parts;
+  }
+}
+
 /** Chunks kept up to a size: `add` answers false once more than `maxBytes` have come. */
 class Capped {
-  readonly #chunks: Buffer[] = [];
+  #chunks: Buffer[] = [];
   #size = 0;
   readonly #maxBytes: number;
+  /** Past segmentedMinBytes: the segments, the last one being filled up to `#filled`. */
+  #segments: Buffer[] | undefined;
+  #filled = 0;
+  #keep = true;
 
   constructor(maxBytes: number) {
     this.#maxBytes = maxBytes;
   }
 
+  /** From now on only counted, not kept (a gzipped body's compressed bytes, once an inflater reads them). */
+  countOnly(): void {
+    this.#keep = false;
+    this.#chunks = [];
+    this.#segments = undefined;
+  }
+
   add(chunk: Buffer): boolean {
     this.#size += chunk.length;
     if (this.#size > this.#maxBytes) return false;
-    this.#chunks.push(chunk);
+    if (!this.#keep) return true;
+    if (this.#segments) this.#copy(chunk);
+    else {
+      this.#chunks.push(chunk);
+      if (this.#size >= segmentedMinBytes) {
+        // From here on, each chunk is copied in when it comes: at most a segment's first touch per chunk.
+        this.#segments = [];
+        for (const kept of this.#chunks) this.#copy(kept);
+        this.#chunks = [];
+      }
+    }
     return true;
   }
 
-  whole(): Buffer {
-    return this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks, this.#size);
+  #copy(chunk: Buffer): void {
+    let from = 0;
+    while (from < chunk.length) {
+      let segment = this.#segments?.at(-1);
+      if (!segment || this.#filled === segment.length) {
+        segment = Buffer.allocUnsafeSlow(Math.min(segmentBytes, this.#maxBytes));
+        this.#segments?.push(segment);
+        this.#filled = 0;
+      }
+      const copied = chunk.copy(segment, this.#filled, from);
+      this.#filled += copied;
+      from += copied;
+    }
+  }
+
+  done(): ReadBody {
+    const segments = this.#segments;
+    if (!segments) return new ReadBody(this.#chunks, this.#size, false);
+    const last = segments.length - 1;
+    segments[last] = segments[last].subarray(0, this.#filled);
+    return new ReadBody(segments, this.#size, true);
   }
 }
 
@@ -46,7 +120,7 @@ class Capped {
  *
  * Events, not async iteration: this runs on every upstream answer, and an iterator costs a promise per chunk.
  */
-export function readUpstreamBody(body: Readable, declaredGzip: boolean, maxBytes: number): Promise<Buffer> {
+export function readUpstreamBody(body: Readable, declaredGzip: boolean, maxBytes: number): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
     const raw = new Capped(maxBytes);
     /** The first bytes, until there are two of them to tell gzip by. */
@@ -61,15 +135,16 @@ export function readUpstreamBody(body: Readable, declaredGzip: boolean, maxBytes
       inflater?.destroy();
       reject(error);
     };
-    const succeed = (whole: Buffer) => {
+    const succeed = (read: ReadBody) => {
       if (settled) return;
       settled = true;
-      resolve(whole);
+      resolve(read);
     };
     /** Called once the first two bytes (or the whole of a shorter body) are known. */
     const start = (first: Buffer) => {
       head = undefined;
       if (!declaredGzip && !(first[0] === 0x1f && first[1] === 0x8b)) return;
+      raw.countOnly();
       const inflated = new Capped(maxBytes);
       inflater = createGunzip();
       inflater.on('data', (chunk: Buffer) => {
@@ -78,7 +153,7 @@ export function readUpstreamBody(body: Readable, declaredGzip: boolean, maxBytes
       inflater.on('error', (error) => {
         fail(isZlibError(error) ? new ApiError('upstream_invalid_response', 'The upstream response is not valid gzip.') : error);
       });
-      inflater.on('end', () => succeed(inflated.whole()));
+      inflater.on('end', () => succeed(inflated.done()));
       inflater.write(first);
     };
 
@@ -96,11 +171,11 @@ export function readUpstreamBody(body: Readable, declaredGzip: boolean, maxBytes
     body.on('end', () => {
       if (head !== undefined) {
         // An empty body is no body, whatever its headers say; a one-byte body is decided on that byte.
-        if (head.length === 0) return succeed(head);
+        if (head.length === 0) return succeed(new ReadBody([], 0, false));
         start(head);
       }
       if (inflater) inflater.end();
-      else succeed(raw.whole());
+      else succeed(raw.done());
     });
   });
 }

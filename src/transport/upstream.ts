@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
 import { type FailureKind, failureKind, retryAfterMs, retryDecision, statusFailureKind } from '../resilience/retry.ts';
 import { watchSending } from '../resilience/sent-tracking.ts';
 import { traceUpstream, tracingOn } from '../telemetry/spans.ts';
-import { readUpstreamBody } from './body.ts';
+import { type ReadBody, readUpstreamBody } from './body.ts';
 import type { ExecuteBudget } from './budget.ts';
 import { upstreamFailure } from './failures.ts';
 
@@ -38,8 +38,15 @@ export interface UpstreamResponse {
   status: number;
   /** As received (lower-case names; repeated headers joined with `, `). */
   headers: Record<string, string>;
-  /** Decompressed. */
-  body: Buffer;
+  /** Decompressed, in one buffer: a large body's segments are joined when this is first read (on the main thread). */
+  readonly body: Buffer;
+  /** The body's length in bytes, known without joining it. */
+  readonly size: number;
+  /**
+   * The body as read, unjoined: a reader that hands a large body to a worker thread moves its segments there
+   * (answer-workers.ts readOffThread) instead of joining them here.
+   */
+  readonly read: ReadBody;
 }
 
 /** The request headers with `accept-encoding: gzip` in place of whatever the caller asked for: gzip is all we decode. */
@@ -233,9 +240,17 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
     connected = true;
     const encoding = String(response.headers['content-encoding'] ?? '').toLowerCase();
     const declaredGzip = encoding === 'gzip' || encoding === 'x-gzip';
-    const body = await readUpstreamBody(response.body, declaredGzip, maxBodyBytes);
-    budget?.spend(body.length);
-    return { status: response.statusCode, headers: flattenHeaders(response.headers), body };
+    const read = await readUpstreamBody(response.body, declaredGzip, maxBodyBytes);
+    budget?.spend(read.size);
+    return {
+      status: response.statusCode,
+      headers: flattenHeaders(response.headers),
+      size: read.size,
+      read,
+      get body() {
+        return read.whole;
+      },
+    };
   } catch (err) {
     if (err instanceof ApiError) {
       if (budget && err.code === 'upstream_response_too_large' && executeBytes < upstream.maxBodyBytes) throw budget.exhaust();

@@ -27,8 +27,10 @@ export async function pagedUpstream(options: {
   delayMs?: number;
   /** When false, the first page says it is the last. */
   hasNextPage?: boolean;
+  /** The characters of each record's `pad` (default 1,000): smaller records, more of them per page. */
+  padChars?: number;
 }): Promise<PagedUpstream> {
-  const record = (i: number) => `{"id":"r${i}","pad":"${'x'.repeat(1000)}"}`;
+  const record = (i: number) => `{"id":"r${i}","pad":"${'x'.repeat(options.padChars ?? 1000)}"}`;
   const count = Math.max(1, Math.floor(options.pageBytes / record(0).length));
   const records = Buffer.from(Array.from({ length: count }, (_, i) => record(i)).join(','));
   const byPath = new Map<string, number>();

@@ -198,7 +198,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
       (response) => {
         try {
           const answer = readGraphqlResponse(response.status, response.headers, response.body);
-          return schemaOfIntrospection(answer.data, response.body.length);
+          return schemaOfIntrospection(answer.data, response.size);
         } catch (error) {
           if (error instanceof ApiError && refuses(error)) return noSchema(refusalReason(error));
           throw error;
@@ -246,7 +246,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
 
   /** A page of records: read here when small (no promise), by a worker thread when large. */
   #readRecords(response: UpstreamResponse, recordsPath: string | undefined): RecordsPage | Promise<RecordsPage> {
-    if (response.body.length < offThreadMinBytes) {
+    if (response.size < offThreadMinBytes) {
       return pageOfAnswer(readGraphqlResponse(response.status, response.headers, response.body), recordsPath);
     }
     return this.#offThread<RecordsMessage>('readRecordsAnswer', response, { recordsPath }).then((read) => {
@@ -258,7 +258,7 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
 
   /** A mutation's answer: its data as objects, or as text when a worker thread read it. */
   async #readData(response: UpstreamResponse): Promise<{ data: unknown; rootFields: number; errors?: unknown[] }> {
-    if (response.body.length < offThreadMinBytes) {
+    if (response.size < offThreadMinBytes) {
       const answer = readGraphqlResponse(response.status, response.headers, response.body);
       return { ...answer, rootFields: countNonNullRootFields(answer.data) };
     }

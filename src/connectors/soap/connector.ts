@@ -247,7 +247,7 @@ function connect(
    * comes back is its JSON text, already redacted.
    */
   async function readResult(response: UpstreamResponse, model?: ComplexModel, bodyParts = false): Promise<unknown> {
-    if (response.body.length < offThreadMinBytes) {
+    if (response.size < offThreadMinBytes) {
       const result = readSoapResponse(response.status, response.headers, response.body, {
         bodyParts,
         maxResolvedBytes: context.budget.maxBytes,

@@ -76,7 +76,7 @@ export class SoapHttp {
     if (declaresDtd(text))
       throw new ApiError('upstream_invalid_response', 'The upstream answer declares a DTD, which is refused.');
     // The bounds raw mode reads answers within (docs/limits.md#upstreams) are counted as the document is read.
-    this.#fetchedBytes += response.body.length;
+    this.#fetchedBytes += response.size;
     return text;
   }
 
