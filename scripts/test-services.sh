@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the PostgreSQL and Redis that the storage, limiter and scale-out tests use, on 127.0.0.1
 # only, and creates the test role. Idempotent: `npm test` runs it every time (pretest), .ci/run too.
-# It installs nothing: .ci/run installs Debian's postgresql and redis-server when they are missing.
+# It installs nothing: scripts/test-prerequisites.sh, the step before it, installs Debian's postgresql and redis-server.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
