@@ -178,12 +178,15 @@ async function waitUntilHealthy(url: string, child: ChildProcess, stderr: () => 
  * `timeoutMs`, default 60 s). The port is picked by the caller's process, so another process may take
  * it first: then it tries again on another.
  */
-export async function startServer(env: Env, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startServer(
+  env: Env,
+  options: { cwd?: string; timeoutMs?: number /** Another Node to start bin/interchange.js with. */; node?: string } = {},
+): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const child = track(
-      spawn(process.execPath, [bin, 'serve'], {
+      spawn(options.node ?? process.execPath, [bin, 'serve'], {
         env: childEnv({ HOST: '127.0.0.1', ...env, PORT: String(port) }),
         cwd: options.cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
