@@ -22,10 +22,12 @@ ENV HOST=0.0.0.0 \
     PORT=8080
 EXPOSE 8080
 
-# /healthz answers 200 once the server listens (storage is migrated by then).
+# /readyz: 200 once the server takes work (storage migrated and reachable, Redis too when set),
+# 503 while storage is away or the instance is shutting down (docs/operations.md).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 8080}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# Exec form: node is PID 1 and receives SIGTERM itself; the server handles it (in-flight requests
-# finish, usage counts are flushed) and exits 0.
-CMD ["node", "bin/interchange.js", "serve"]
+# Exactly `npm start`'s command, its Node flags included (test/start-flags.test.ts holds them the
+# same). Exec form: node is PID 1 and receives SIGTERM itself; the server handles it (in-flight
+# requests finish, usage counts are flushed) and exits 0.
+CMD ["node", "--max-semi-space-size=8", "bin/interchange.js", "serve"]
