@@ -52,6 +52,7 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerIntegrationSchemaRoute } from './routes/integration-schema.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { refResolver, registerSharedSchemas } from './routes/openapi.ts';
+import { registerRootRoute } from './routes/root.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { StorageHealth } from './storage/availability.ts';
@@ -372,6 +373,7 @@ async function assemble(
     usageFlushLagSeconds: () => ctx.usage.lagSeconds(),
     turnsWaiting: () => ctx.turns.waiting,
   });
+  registerRootRoute(app, config);
   registerHealthRoutes(app, ctx, metrics.registry);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);

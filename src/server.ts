@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { build } from './app.ts';
 import { type Config, sqlitePath } from './config.ts';
 import { displayUrl } from './display-url.ts';
+import { entryPaths } from './routes/root.ts';
 import { describeMasterKeySource, type MasterKeySource } from './secrets/master-key.ts';
 import { packageVersion as version } from './version.ts';
 
@@ -18,16 +19,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let url: string;
   let metricsServer: Server | undefined;
   try {
-    url = await app.listen({ host: config.host, port: config.port }).catch(listenError(config, 'PORT', config.port));
+    // The metrics port first, so that the first line logged (Fastify's, for each address listened on) can name it.
     if (config.metricsPort !== undefined)
       metricsServer = await listenMetrics(app, config).catch(listenError(config, 'METRICS_PORT', config.metricsPort));
+    const metricsUrl = metricsUrlOf(config, metricsServer);
+    url = await app
+      .listen({ host: config.host, port: config.port, listenTextResolver: (address) => listeningText(address, metricsUrl) })
+      .catch(listenError(config, 'PORT', config.port));
   } catch (error) {
     // The app holds the pg pool, the Redis client and the usage timer: left open, they would keep
     // the process alive (with Redis, for ever) after the start failed, e.g. on EADDRINUSE.
+    metricsServer?.close();
     await app.close();
     throw error;
   }
-  app.log.info(startupSummary(app, config, url, metricsServer), `Interchange ${version()} listening on ${url}`);
+  app.log.info(startupSummary(app, config, url, metricsServer), `Interchange ${version()} started`);
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -72,15 +78,36 @@ function listenError(config: Config, portVariable: string, port: number | undefi
 }
 
 /** The start-up summary's fields: where it listens, what it stores in and talks to, never a password. */
+/** Where /metrics is served when it has a port of its own (METRICS_PORT). */
+function metricsUrlOf(config: Config, metricsServer: Server | undefined): string | undefined {
+  const address = metricsServer?.address();
+  return address && typeof address === 'object' ? `http://${config.host}:${address.port}/metrics` : undefined;
+}
+
+/**
+ * The first line the service logs, once for each address it listens on: where the API, the console, the docs and the
+ * metrics are (README: Quick start).
+ *
+ * @example
+ * listeningText('http://127.0.0.1:8080', undefined);
+ * // 'Interchange 0.1.0 listening on http://127.0.0.1:8080: API …/api/v1, console …/console, docs …/docs, metrics …/metrics'
+ */
+export function listeningText(address: string, metricsUrl: string | undefined): string {
+  const links = entryPaths({ metricsPort: metricsUrl === undefined ? undefined : 0 });
+  return (
+    `Interchange ${version()} listening on ${address}: API ${address}${links.api}, console ${address}${links.console}, ` +
+    `docs ${address}${links.docs}, metrics ${metricsUrl ?? `${address}${links.metrics}`}`
+  );
+}
+
 function startupSummary(app: FastifyInstance, config: Config, url: string, metricsServer: Server | undefined) {
   const postgres = !config.databaseUrl.startsWith('sqlite:');
-  const metricsAddress = metricsServer?.address();
+  const metricsUrl = metricsUrlOf(config, metricsServer);
   const masterKey = app.getDecorator<MasterKeySource>('masterKeySource');
   return {
     version: version(),
     url,
-    ...(metricsAddress &&
-      typeof metricsAddress === 'object' && { metricsUrl: `http://${config.host}:${metricsAddress.port}/metrics` }),
+    ...(metricsUrl && { metricsUrl }),
     storage: postgres ? 'postgres' : 'sqlite',
     database: postgres ? displayUrl(config.databaseUrl) : sqlitePath(config.databaseUrl),
     redis: config.redisUrl ? displayUrl(config.redisUrl) : 'none (rate limits are kept per instance)',

@@ -185,7 +185,7 @@ function logLine(server: ServerProcess, match: (line: Json) => boolean): Promise
   );
 }
 
-const isSummary = (line: Json) => typeof line.msg === 'string' && line.msg.startsWith('Interchange ');
+const isSummary = (line: Json) => typeof line.msg === 'string' && line.msg === `Interchange ${version} started`;
 
 describe('the start-up summary', () => {
   const logEnv: Env = { LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
@@ -197,7 +197,13 @@ describe('the start-up summary', () => {
     t.after(() => first.stop());
     const summary = await logLine(first, isSummary);
     assert.equal(summary.level, 30);
-    assert.equal(summary.msg, `Interchange ${version} listening on ${first.url}`);
+    // The first line of all names where everything is; the summary follows it.
+    const [firstLine] = logLines(first);
+    const at = first.url;
+    assert.equal(
+      firstLine.msg,
+      `Interchange ${version} listening on ${at}: API ${at}/api/v1, console ${at}/console, docs ${at}/docs, metrics ${at}/metrics`,
+    );
     assert.equal(summary.version, version);
     assert.equal(summary.url, first.url);
     assert.equal(summary.storage, 'sqlite');
@@ -272,7 +278,7 @@ describe('LOG_FORMAT=pretty', () => {
       .split('\n')
       .filter((line) => line.trim() !== '');
     assert.ok(
-      lines.some((line) => line.includes(`INFO`) && line.includes(`Interchange ${version} listening on ${server.url}`)),
+      lines.some((line) => line.includes(`INFO`) && line.includes(`Interchange ${version} listening on ${server.url}: API`)),
       server.stdout(),
     );
     assert.ok(

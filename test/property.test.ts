@@ -311,7 +311,7 @@ describe('property: every answer is in the contract, whatever the request', () =
   test('paths no route serves', async () => {
     const paths = fc.oneof(
       fc.constantFrom(
-        '/',
+        // Not `/`: it answers (a redirect to the console, or the entry points; test/root-route.test.ts).
         '/api',
         '/api/v1',
         '/api/v1/',
