@@ -177,8 +177,9 @@ async function assemble(
     // Each request's logger makes its pino child only when it writes (src/http/request-logger.ts).
     childLoggerFactory: (parent, bindings, childOptions) => new RequestLogger(parent, bindings, childOptions),
     bodyLimit: config.bodyLimit,
-    // One line per request when it is answered, with who, what and how it ended (src/http/request-log.ts).
-    logController: new LogController({ disableRequestLogging: true }),
+    // One line per request when it is answered, with who, what and how it ended (src/http/request-log.ts). The
+    // request's id is bound to its logger as `request_id`, the name the API gives it, not Fastify's `reqId` beside it.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     // A request must arrive whole (headers and body) within IX_REQUEST_TIMEOUT_SECONDS: a client that trickles
     // bytes cannot hold a connection. Node checks its connections every `connectionsCheckingInterval` (30 s by
     // default, which would double the bound); 1 s keeps the answer near the limit. The 408 is clientErrorHandler's.

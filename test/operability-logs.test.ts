@@ -60,9 +60,8 @@ describe('operability: one log line per request, and the metrics of executes', (
       .split('\n')
       .filter((l) => l !== '')
       .map((l) => JSON.parse(l) as Line);
-  /** The lines of one request, by its X-Request-Id. */
-  const linesOf = (res: LightMyRequestResponse) =>
-    lines().filter((l) => (l.request_id ?? l.reqId) === res.headers['x-request-id']);
+  /** The lines of one request, by its X-Request-Id: every line written under a request has it as `request_id`. */
+  const linesOf = (res: LightMyRequestResponse) => lines().filter((l) => l.request_id === res.headers['x-request-id']);
   const execute = (id: string, payload: object) =>
     h.call(auth, { method: 'POST', url: `/api/v1/integrations/${id}/execute`, payload });
 
@@ -106,15 +105,7 @@ describe('operability: one log line per request, and the metrics of executes', (
     const own = linesOf(res);
     assert.equal(own.length, 1, JSON.stringify(own));
     const [line] = own;
-    const {
-      time: _time,
-      pid: _pid,
-      hostname: _host,
-      reqId: _reqId,
-      duration_ms: duration,
-      upstream_ms: upstreamMs,
-      ...rest
-    } = line;
+    const { time: _time, pid: _pid, hostname: _host, duration_ms: duration, upstream_ms: upstreamMs, ...rest } = line;
     assert.ok(typeof duration === 'number' && duration >= 0, `duration_ms ${duration}`);
     assert.ok(typeof upstreamMs === 'number' && upstreamMs > 0 && upstreamMs <= duration, `upstream_ms ${upstreamMs}`);
     const executionId = String(rest.execution_id);
@@ -176,6 +167,11 @@ describe('operability: one log line per request, and the metrics of executes', (
     assert.equal(levelOf(503, null), 'error');
     assert.equal(levelOf(504, 'upstream_timeout'), 'warn');
     assert.equal(levelOf(429, 'rate_limited'), 'info');
+    // A route that asks for debug (the console's static files) lowers its successes only.
+    assert.equal(levelOf(200, null, 'debug'), 'debug');
+    assert.equal(levelOf(304, null, 'debug'), 'debug');
+    assert.equal(levelOf(404, 'not_found', 'debug'), 'info');
+    assert.equal(levelOf(500, 'internal_error', 'debug'), 'error');
   });
 
   test('no secret reaches the logs: not the API key, not a stored token, not an upstream’s echo of it', () => {

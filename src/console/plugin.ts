@@ -46,6 +46,9 @@ export function registerConsole(app: FastifyInstance): void {
     return bundle;
   };
   const schema = { hide: true };
+  // The page loads dozens of files (its modules, the vendor modules, the icon): their request lines are `debug`, the
+  // page's and the API's `info` (src/http/request-log.ts). A failed one is logged as any failure.
+  const asset = { schema, config: { requestLogLevel: 'debug' as const } };
 
   app.register(async (scope) => {
     // On every console answer, a 404 included.
@@ -66,14 +69,14 @@ export function registerConsole(app: FastifyInstance): void {
     // Client-side routes (/console/t/acme/keys, …) all get the page; the app reads the path.
     scope.get('/console/*', { schema }, page);
 
-    scope.get<{ Params: { version: string; '*': string } }>('/console/assets/:version/*', { schema }, (request, reply) => {
+    scope.get<{ Params: { version: string; '*': string } }>('/console/assets/:version/*', asset, (request, reply) => {
       const { version, '*': file } = request.params;
       const { files, version: current } = load();
       return sendAsset(reply, version === current ? files.get(file) : undefined, file);
     });
 
     // `preact.mjs`, or a module tree's `graphql/language/parser.mjs`: a key of the map read once, never a path on disk.
-    scope.get<{ Params: { version: string; '*': string } }>('/console/vendor/:version/*', { schema }, (request, reply) => {
+    scope.get<{ Params: { version: string; '*': string } }>('/console/vendor/:version/*', asset, (request, reply) => {
       const { version, '*': file } = request.params;
       const { vendor, version: current } = load();
       return sendAsset(reply, version === current ? vendor.get(file) : undefined, file);

@@ -22,6 +22,7 @@ import {
 } from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import { ApiError } from '../errors.ts';
+import { levelOf } from '../http/request-log.ts';
 import { nowIso } from '../ids.ts';
 import { resolveIntegration } from '../integrations/config.ts';
 import { maxConcurrencyIn } from '../integrations/settings.ts';
@@ -436,9 +437,11 @@ export class ExecutionService {
    *   (`receive`, `test`, a batch of receives, a sync without outbound part); otherwise it ends
    *   `upstream_outcome_unknown`, and a `send` is never sent twice;
    * - its answer is kept as `result` for IX_RESULT_RETENTION_HOURS, and its event goes to the webhooks.
+   * A run logs one line when it starts and one when it ends, each with the execution's ids and the accepting request's
+   * `request_id` (so do the lines written within it); a run deferred or not made, one line at `debug`.
    * It throws only when storage fails, and the queue runs it again.
    */
-  async runJob(job: QueueJob<ExecutionJob>, log: FastifyBaseLogger): Promise<Deferral | undefined> {
+  async runJob(job: QueueJob<ExecutionJob>, appLog: FastifyBaseLogger): Promise<Deferral | undefined> {
     const { tenant_id: tenantId, execution_id: executionId } = job.data;
     const { storage, masterKey } = this.#ctx;
     const request = JSON.parse(decryptSecret(masterKey, job.data.sealed, sealContext(tenantId, executionId))) as SealedRequest;
@@ -450,7 +453,13 @@ export class ExecutionService {
       operation: request.operation,
       fields: request.fields,
       requestId: request.request_id,
-      log: log.child({ execution_id: executionId, tenant_id: tenantId }),
+      log: appLog.child({
+        execution_id: executionId,
+        tenant_id: tenantId,
+        integration_id: request.integration_id,
+        operation: request.operation,
+        request_id: request.request_id,
+      }),
     };
     const stored = await findIntegration(storage.db, tenantId, call.integrationId);
     // The integration's max_concurrency: a run that finds its slots taken waits in the queue (deferred, not claimed), so
@@ -461,7 +470,12 @@ export class ExecutionService {
       : undefined;
     if (stored && limit && !release) {
       this.#ctx.resilience.concurrencyFull(stored.connector, 'deferred');
-      return { deferMs: 250 + Math.floor(Math.random() * 750) };
+      const deferMs = 250 + Math.floor(Math.random() * 750);
+      call.log.debug(
+        { max_concurrency: limit, defer_ms: deferMs },
+        'async execution deferred: its integration is at max_concurrency',
+      );
+      return { deferMs };
     }
     try {
       await this.#runClaimed(call, executionId, stored);
@@ -480,10 +494,15 @@ export class ExecutionService {
     const claim = await this.#whenStored(() => claimExecution(storage.db, tenantId, executionId, token));
     const execution = claim.execution;
     if (!execution) return;
+    // The run's number: 1, or more when runs before it were cut short.
+    let run = claim.runs;
     if (claim.claimed) {
       this.#ctx.queueMetrics.executionStarted((Date.now() - Date.parse(execution.started_at)) / 1000);
     } else {
-      if (execution.status !== 'running') return;
+      if (execution.status !== 'running') {
+        call.log.debug({ status: execution.status }, `async execution not run: it is ${execution.status} already`);
+        return;
+      }
       if (!mayRunTwice(call.operation, call.fields)) {
         // `attempts`: the runs begun, the last of them cut short while its request may have been on its way.
         const unknown = new ApiError('upstream_outcome_unknown', undefined, { attempts: claim.runs });
@@ -493,16 +512,22 @@ export class ExecutionService {
           reachedUpstream: true,
           attempts: claim.runs,
         };
-        await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
+        // Only the end's line: this ends the run that was cut short, whose start was logged by the process that died.
+        await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log), run);
         return;
       }
-      if (!(await this.#whenStored(() => reclaimExecution(storage.db, tenantId, executionId, claim.runs, token)))) return;
+      if (!(await this.#whenStored(() => reclaimExecution(storage.db, tenantId, executionId, claim.runs, token)))) {
+        call.log.debug('async execution not run: another worker runs it again');
+        return;
+      }
+      run = claim.runs + 1;
     }
+    call.log.info({ connector: execution.connector, run }, 'async execution started');
     const deleted = `No integration ${call.integrationId}: it was deleted after the call was accepted.`;
     const outcome = stored
       ? await this.#run(call, stored, executionId, config.asyncDeadlineSeconds)
       : failedBeforeRun(executionId, execution.connector, new ApiError('not_found', deleted));
-    await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log));
+    await this.#finish(call, execution, outcome, replyFor(outcome, call.requestId, call.log), run);
   }
 
   /**
@@ -556,7 +581,8 @@ export class ExecutionService {
     return events.storeWithin(trx, tenantId, execution, result());
   }
 
-  async #finish(call: ExecuteCall, execution: Execution, outcome: Outcome, reply: Reply): Promise<void> {
+  /** Ends an async execution (run `run`): its end and its event stored, and the end's log line. */
+  async #finish(call: ExecuteCall, execution: Execution, outcome: Outcome, reply: Reply, run: number): Promise<void> {
     const { storage, config } = this.#ctx;
     const text = bodyText(reply.body);
     const finishedAt = new Date();
@@ -566,13 +592,15 @@ export class ExecutionService {
     // them now is waited for, the answer held by this run: the execution ends with the answer the upstream gave, not
     // as unknown (docs/async.md#when-storage-fails).
     let delivering = false;
+    let ended = false;
     await this.#whenStored(() =>
       storage.db.transaction().execute(async (trx) => {
-        const ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
+        ended = await finishExecution(trx, call.tenantId, finished, { result: text, result_expires_at: expiresAt });
         delivering = ended && (await this.#storeEvent(trx, call.tenantId, finished, () => JSON.parse(text)));
       }),
     );
     if (delivering) this.#queue.committed('webhook-deliveries');
+    logRunEnd(call.log, finished, run, ended);
   }
 
   /**
@@ -758,6 +786,30 @@ function failedBeforeRun(
   spent: Pick<Outcome, 'upstreamMs' | 'totalMs' | 'secrets'> = { upstreamMs: 0, totalMs: 0, secrets: SecretMatcher.none },
 ): Outcome {
   return { executionId, connector, result: undefined, thrown, reachedUpstream: false, attempts: 1, ...spent };
+}
+
+/**
+ * The line of an async run's end, at the level a synchronous call's request line would have (levelOf): `info`, `warn`
+ * for an upstream's failure, `error` for ours. The error's message and details stay in the record (GET
+ * /executions/{id}): they can hold an upstream's text. A run whose execution another run had ended meanwhile changed
+ * nothing: `warn`, it says so.
+ */
+function logRunEnd(log: FastifyBaseLogger, finished: Execution, run: number, ended: boolean): void {
+  const line = {
+    connector: finished.connector,
+    status: finished.status,
+    http_status: finished.http_status,
+    error_code: finished.error_code,
+    duration_ms: finished.duration_ms,
+    attempts: finished.attempts,
+    run,
+  };
+  if (!ended) {
+    log.warn(line, 'async execution run ended after another run had ended it: this outcome is not kept');
+    return;
+  }
+  const level = levelOf(finished.http_status ?? 0, finished.error_code);
+  log[level](line, `async execution ${finished.status}${finished.error_code ? ` ${finished.error_code}` : ''}`);
 }
 
 /** What an execution's record says of how it ended: the reply's status, code, message and details, and its time. */

@@ -23,6 +23,13 @@ declare module 'fastify' {
     /** Set on execute requests. */
     execution: ExecutionFacts | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * The level of the route's request line when its answer is no failure (below 400): `debug` for what a browser
+     * fetches by the dozen and nobody reads, the console's static files. A failure's level is levelOf's, as anywhere.
+     */
+    requestLogLevel?: 'debug';
+  }
 }
 
 /** Upstream failures: the gateway worked, someone else's system did not. Logged at `warn`, not as our `error`. */
@@ -41,21 +48,26 @@ const upstreamCodes = new Set([
 const expectedUnavailable = new Set(['service_unavailable']);
 
 /**
- * `error` for our own failures (a 500, or any other 5xx we did not mean), `warn` for an upstream's, `info` for
- * everything else: 4xx, and a 503 while the instance shuts down.
+ * `error` for our own failures (a 500, or any other 5xx we did not mean), `warn` for an upstream's, `info` for a 4xx
+ * and a 503 while the instance shuts down; an answer below 400 at `succeeded` (`info` unless the route says `debug`).
  */
-export function levelOf(status: number, errorCode: string | null): 'error' | 'warn' | 'info' {
+export function levelOf(
+  status: number,
+  errorCode: string | null,
+  succeeded: 'info' | 'debug' = 'info',
+): 'error' | 'warn' | 'info' | 'debug' {
   if (errorCode !== null && upstreamCodes.has(errorCode)) return 'warn';
   if (errorCode !== null && expectedUnavailable.has(errorCode)) return 'info';
   if (status >= 500) return 'error';
-  return 'info';
+  if (status >= 400) return 'info';
+  return succeeded;
 }
 
-function lineOf(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
+function lineOf(request: FastifyRequest, reply: FastifyReply, route: string | undefined): Record<string, unknown> {
   const auth = request.auth;
-  const route = request.routeOptions.url;
+  // No request_id here: the request's logger has it bound (logController's requestIdLogLabel, app.ts), on this line
+  // and on every other line written under the request.
   return {
-    request_id: request.id,
     method: request.method,
     // The route pattern, never the URL: a query string can hold what a caller should not find in logs.
     route: route ?? null,
@@ -76,7 +88,8 @@ function lineOf(request: FastifyRequest, reply: FastifyReply): Record<string, un
 /**
  * One log line per request, when its answer has gone: request id, method, route, status, time, tenant and key, the
  * error code; for an execute also integration, connector, operation, execution id and upstream time. In place of
- * Fastify's two lines (incoming, completed), which named none of these (`disableRequestLogging` in app.ts).
+ * Fastify's two lines (incoming, completed), which named none of these (`disableRequestLogging` in app.ts). A route
+ * whose config has `requestLogLevel: 'debug'` (the console's static files) writes its successes at `debug`.
  *
  * @example
  * {"level":40,"request_id":"…","method":"POST","route":"/api/v1/integrations/:id/execute","status":502,
@@ -91,11 +104,16 @@ export function registerRequestLog(app: FastifyInstance): void {
   // The level is the app's for its whole life: a logger that writes nothing (silent) gets no hook at all.
   if ((levelValues[app.log.level] ?? 0) > levelValues.error) return;
   app.addHook('onResponse', (request, reply, done) => {
-    const level = levelOf(reply.statusCode, request.errorCode);
-    if ((levelValues[request.log.level] ?? 0) <= levelValues[level]) {
-      const route = request.routeOptions.url ?? request.url.split('?')[0];
-      const message = `${request.method} ${route} ${reply.statusCode}${request.errorCode ? ` ${request.errorCode}` : ''}`;
-      request.log[level](lineOf(request, reply), message);
+    const writes = levelValues[request.log.level] ?? 0;
+    // A route's requestLogLevel can only lower a line's level: its options are read only for a line written otherwise.
+    if (writes <= levelValues[levelOf(reply.statusCode, request.errorCode)]) {
+      const options = request.routeOptions;
+      const level = levelOf(reply.statusCode, request.errorCode, options.config?.requestLogLevel);
+      if (writes <= levelValues[level]) {
+        const route = options.url ?? request.url.split('?')[0];
+        const message = `${request.method} ${route} ${reply.statusCode}${request.errorCode ? ` ${request.errorCode}` : ''}`;
+        request.log[level](lineOf(request, reply, options.url), message);
+      }
     }
     done();
   });

@@ -74,6 +74,54 @@ interface Answer {
   error: string | null;
 }
 
+/**
+ * The execution an event is about, read off the start of its stored body: `{"type":"execution.…","timestamp":"…",
+ * "data":{"id":"exe_…"` (writeEvent and executionEventData, src/webhooks/webhooks.ts). Not parsed whole: an async
+ * execution's event holds its answer, which can be megabytes.
+ */
+const executionIdAtStart = /^\{"type":"execution\.[a-z]+","timestamp":"[^"]*","data":\{"id":"(exe_[^"]+)"/;
+
+function executionIdOf(payload: string): string | null {
+  return executionIdAtStart.exec(payload)?.[1] ?? null;
+}
+
+const attemptMessages = {
+  delivered: 'webhook delivered',
+  failed: 'webhook delivery failed: it will be retried',
+  gave_up: 'webhook delivery given up: its last attempt failed',
+  disabled: 'webhook delivery given up: the endpoint has failed for too long and is disabled',
+} as const;
+
+/**
+ * One line per attempt (docs/async.md#webhooks): a failure to be retried at `warn`, with when (`next_attempt_at`); a
+ * delivery given up for good (its last attempt, or its endpoint disabled) at `error`; a delivered one at `debug` (the
+ * deliveries' history and `ix_webhook_deliveries_total` count those). Never the endpoint's URL: it can hold a token.
+ */
+function logAttempt(
+  log: FastifyBaseLogger,
+  tenantId: string,
+  delivery: WebhookDelivery,
+  executionId: string | null,
+  outcome: keyof typeof attemptMessages,
+): void {
+  const level = outcome === 'delivered' ? 'debug' : outcome === 'failed' ? 'warn' : 'error';
+  const line = {
+    webhook_id: delivery.webhook_id,
+    tenant_id: tenantId,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    event_type: delivery.event_type,
+    execution_id: executionId,
+    attempt: delivery.attempt,
+    http_status: delivery.http_status,
+    error: delivery.error,
+    duration_ms: delivery.duration_ms,
+    retry: delivery.next_attempt_at !== null,
+    next_attempt_at: delivery.next_attempt_at,
+  };
+  log[level](line, attemptMessages[outcome]);
+}
+
 export interface DelivererOptions {
   db: Db;
   queue: JobQueue;
@@ -167,12 +215,7 @@ export class WebhookDeliverer {
     });
     if (nextDelayMs !== undefined) queue.committed('webhook-deliveries');
     metrics.delivery(outcome);
-    if (outcome === 'disabled' || outcome === 'gave_up') {
-      log.warn(
-        { webhook_id: webhook.id, tenant_id: webhook.tenant_id, event_id: event.id, attempt: job.attempt, error: answer.error },
-        outcome === 'disabled' ? 'webhook endpoint disabled: it has failed for too long' : 'webhook delivery given up',
-      );
-    }
+    logAttempt(log, webhook.tenant_id, delivery, executionIdOf(event.payload), outcome);
     if (outcome === 'disabled') this.#options.onDisabled();
     return delivery;
   }
