@@ -5,6 +5,7 @@ import { openStorage } from '../src/storage/database.ts';
 import { assertJsonFailure, type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { testDatabase as database, type Json, killAll, startServer, tempDatabase } from './helpers/processes.ts';
+import { TestPki } from './helpers/test-pki.ts';
 import { until } from './helpers/until.ts';
 
 after(killAll);
@@ -74,6 +75,23 @@ describe('keyState', () => {
     assert.equal(keyState({ ...base, expires_at: new Date(Date.now() - ms.day).toISOString() }), 'expired');
     assert.equal(keyState({ ...base, expires_at: new Date(Date.now() + ms.day).toISOString() }), 'expiring');
     assert.equal(keyState({ ...base, expires_at: new Date(Date.now() + 30 * ms.day).toISOString() }), 'active');
+  });
+});
+
+describe('interchange tenants list', () => {
+  test('a header row, then one row per tenant by id; --json stays {"data": [tenant, …]}', async (t) => {
+    const env = await database(t);
+    const empty = await runCli(['tenants', 'list'], env);
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.equal(empty.stdout, 'ID  TYPE  NAME\n', 'the header alone when there is no tenant');
+
+    const globex = await cliJson(['tenants', 'create', 'globex', '--type', 'sandbox', '--name', 'Globex Corporation'], env);
+    const acme = await cliJson(['tenants', 'create', 'acme', '--name', 'Acme'], env);
+    assert.deepEqual(parseTable(await runCli(['tenants', 'list'], env), ['ID', 'TYPE', 'NAME']), [
+      { ID: 'acme', TYPE: 'production', NAME: 'Acme' },
+      { ID: 'globex', TYPE: 'sandbox', NAME: 'Globex Corporation' },
+    ]);
+    assert.deepEqual(oneObject(await runCli(['tenants', 'list', '--json'], env)), { data: [acme, globex] });
   });
 });
 
@@ -152,6 +170,17 @@ describe('interchange integrations list and executions list, on what a running s
   /** GET /api/v1/integrations and GET /api/v1/executions?limit=100 for acme, as the server answered them. */
   let apiIntegrations: Json[];
   let apiExecutions: Json[];
+  /** GET /api/v1/integrations for initech, whose secrets are all inside config objects. */
+  let apiNested: Json[];
+  const pki = new TestPki();
+  let clientKey = '';
+  const nested = {
+    password: 'basic-password-4Hk8Zr',
+    token: 'bearer-token-9Wd3Lq',
+    shorthand: 'shorthand-token-2Pm6Ty',
+    key_password: 'key-password-7Nc1Fs',
+    ws_password: 'ws-password-5Gj0Xe',
+  };
   /** acme's execute calls, oldest first. */
   const calls: Array<{ integration: string; requestId: string; status: 'succeeded' | 'failed' }> = [];
 
@@ -162,6 +191,11 @@ describe('interchange integrations list and executions list, on what a running s
     const scopes = ['--scopes', 'integrations.*,executions.read'];
     const acme = { tenant: 'acme', key: (await cliJson(['keys', 'create', '--tenant', 'acme', ...scopes], db.env)).key };
     const globex = { tenant: 'globex', key: (await cliJson(['keys', 'create', '--tenant', 'globex', ...scopes], db.env)).key };
+    await cliJson(['tenants', 'create', 'initech'], db.env);
+    const initech = { tenant: 'initech', key: (await cliJson(['keys', 'create', '--tenant', 'initech', ...scopes], db.env)).key };
+    pki.ca('ca', 'CLI lists CA');
+    const client = pki.sign('ca', 'client', { cn: 'client', usage: 'clientAuth' });
+    clientKey = pki.encryptedKey('client', nested.key_password);
     const server = await startServer(db.env);
     try {
       const call = async (auth: { tenant: string; key: string }, method: string, path: string, body?: object) => {
@@ -181,6 +215,27 @@ describe('interchange integrations list and executions list, on what a running s
       // No token: the upstream refuses every call, so its executions fail.
       await put(acme, 'erp', { connector: graphql, config: { base_url: upstream.url } });
       await put(globex, 'billing', { connector: graphql, config: { base_url: upstream.url, token } });
+      // Secrets inside config objects: stored under their dot path (auth.token), none at the top but a shorthand.
+      const graphqlWith = (config: object) => ({ connector: graphql, config: { base_url: upstream.url, ...config } });
+      await put(initech, 'basic', graphqlWith({ auth: { type: 'basic', username: 'ada', password: nested.password } }));
+      await put(initech, 'bearer', graphqlWith({ auth: { type: 'bearer', token: nested.token } }));
+      await put(
+        initech,
+        'mtls',
+        graphqlWith({
+          token: nested.shorthand,
+          tls: { client_certificate: client.cert, client_key: clientKey, client_key_password: nested.key_password },
+        }),
+      );
+      await put(initech, 'wsse', {
+        connector: 'soap-1.0.0',
+        config: {
+          endpoint_url: `${upstream.url}/soap`,
+          namespace: 'urn:x',
+          ws_security: { username_token: { username: 'ada', password: nested.ws_password, password_type: 'text' } },
+        },
+      });
+      apiNested = (await call(initech, 'GET', '/integrations')).body.data;
 
       const execute = async (integration: string, payload: object) => {
         const { response } = await call(acme, 'POST', `/integrations/${integration}/execute`, payload);
@@ -215,6 +270,7 @@ describe('interchange integrations list and executions list, on what a running s
   after(async () => {
     await upstream?.close();
     db.cleanup();
+    pki.remove();
   });
 
   test('integrations list: a header, one row per integration of the tenant, secrets by name only', async () => {
@@ -230,6 +286,27 @@ describe('interchange integrations list and executions list, on what a running s
       { ID: 'crm', NAME: 'CRM', CONNECTOR: 'graphql-1.0.0', SECRETS_SET: 'token', UPDATED_AT: byId.crm.updated_at },
       { ID: 'erp', NAME: 'erp', CONNECTOR: 'graphql-1.0.0', SECRETS_SET: '-', UPDATED_AT: byId.erp.updated_at },
     ]);
+  });
+
+  test('integrations list: SECRETS_SET names every stored secret by its path, inside auth, tls and ws_security too', async () => {
+    const [text, json] = await Promise.all([
+      runCli(['integrations', 'list', '--tenant', 'initech'], db.env),
+      runCli(['integrations', 'list', '--tenant', 'initech', '--json'], db.env),
+    ]);
+    const rows = parseTable(text, ['ID', 'NAME', 'CONNECTOR', 'SECRETS_SET', 'UPDATED_AT']);
+    assert.deepEqual(
+      rows.map((row) => [row.ID, row.SECRETS_SET]),
+      [
+        ['basic', 'auth.password'],
+        ['bearer', 'auth.token'],
+        ['mtls', 'tls.client_key,tls.client_key_password,token'],
+        ['wsse', 'ws_security.username_token.password'],
+      ],
+    );
+    assert.deepEqual(oneObject(json), { data: apiNested }, 'the API integration objects, as before');
+    for (const secret of [...Object.values(nested), clientKey.split('\n')[1]]) {
+      assert.ok(!text.stdout.includes(secret) && !json.stdout.includes(secret), `${secret} is not printed`);
+    }
   });
 
   test('integrations list --json: {"data"} of the API integration objects, the secret only as token_set', async () => {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { scopeResources } from '../src/auth/scopes.ts';
 import { type CliResult, cliJson, runCli } from './helpers/cli.ts';
 import {
   testDatabase as database,
@@ -94,8 +95,74 @@ describe('interchange tenants', { concurrency: true }, () => {
     refused(noTenant, 2, /--tenant is required/);
     refused(badScope, 2, /"foo\.read" is not a scope/);
     assert.equal(JSON.parse(badScope.stderr).error.message.match(/foo\.read/g)?.length, 1, 'the reason is said once');
+    // Every resource a scope may name, webhooks included: the list the scopes are checked against.
+    const badScopeMessage = JSON.parse(badScope.stderr).error.message;
+    assert.match(badScopeMessage, /\bwebhooks\b/);
+    for (const resource of scopeResources) assert.match(badScopeMessage, new RegExp(`\\b${resource}\\b`), resource);
     refused(badId, 2, /tenant_id/);
     assert.deepEqual(oneObject(await runCli(['tenants', 'list', '--json'], env)).data.length, 1, 'nothing was created');
+  });
+});
+
+describe('`--`, the end of the options', { concurrency: true }, () => {
+  /** A usage error in plain text: exit 2, nothing on stdout, `message` on stderr, which is not JSON. */
+  function plainUsageError(result: CliResult, message: RegExp): void {
+    assert.ok(!result.stderr.startsWith('{'), `plain text: ${result.stderr}`);
+    refused(result, 2, message);
+  }
+
+  test('before the command or the action, or last, it is passed over', async (t) => {
+    const env = await database(t, { acme: 'sandbox' });
+    const [leading, beforeAction, trailing, migrateLeading, migrateTrailing] = await Promise.all([
+      runCli(['--', 'tenants', 'list'], env),
+      runCli(['tenants', '--', 'list'], env),
+      runCli(['tenants', 'list', '--'], env),
+      runCli(['--', 'migrate'], env),
+      runCli(['migrate', '--'], env),
+    ]);
+    for (const result of [leading, beforeAction, trailing]) {
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'ID    TYPE     NAME\nacme  sandbox  acme\n');
+    }
+    for (const result of [migrateLeading, migrateTrailing]) {
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'up to date\n');
+    }
+    const created = oneObject(await runCli(['tenants', 'create', '--json', '--', 'globex'], env));
+    assert.equal(created.id, 'globex', 'the id after `--`, options before it');
+  });
+
+  test('every word after it is an argument, never an option', async (t) => {
+    const env = await database(t, { acme: 'production' });
+    const [json, help, topHelp, version, migrateJson, dashedId, keyId, repeated] = await Promise.all([
+      runCli(['--', 'tenants', 'list', '--json'], env),
+      runCli(['tenants', 'list', '--', '--help'], env),
+      runCli(['--', '--help'], env),
+      runCli(['--', '--version'], env),
+      runCli(['--', 'migrate', '--json'], env),
+      // Taken as the id (and refused as one), not as the --name option without its value.
+      runCli(['tenants', 'create', '--', '--name'], env),
+      runCli(['keys', 'revoke', '--', '--json'], env),
+      runCli(['--', 'tenants', '--', 'list'], env),
+    ]);
+    plainUsageError(json, /Unexpected argument '--json'/);
+    plainUsageError(help, /Unexpected argument '--help'/);
+    plainUsageError(topHelp, /^unknown command --help\n/);
+    plainUsageError(version, /^unknown command --version\n/);
+    plainUsageError(migrateJson, /Unexpected argument '--json'[\s\S]*usage: interchange migrate/);
+    plainUsageError(dashedId, /^tenant_id: /);
+    assert.ok(!keyId.stderr.startsWith('{'), keyId.stderr);
+    refused(keyId, 1, /^No API key --json\.\n$/);
+    // The second `--` came after the first: it is an argument, here the name of an action there is not.
+    plainUsageError(repeated, /^unknown action tenants --\n/);
+    assert.deepEqual(oneObject(await runCli(['tenants', 'list', '--json'], env)).data.length, 1, 'nothing was created');
+  });
+
+  test('a process started as `interchange -- tenants list` lists the tenants', async (t) => {
+    const env = await database(t, { acme: 'production' });
+    const result = await runCliProcess(['--', 'tenants', 'list'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'ID    TYPE        NAME\nacme  production  acme\n');
   });
 });
 

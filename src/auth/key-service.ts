@@ -4,7 +4,7 @@ import { type ApiKeyRecord, findKey, insertKey, revokeKey, rotateKey } from '../
 import type { Db } from '../storage/database.ts';
 import type { Tenant } from '../storage/tenants.ts';
 import { displayParts, generateKey, hashKey, isLegacyKey, prefixFor } from './key-format.ts';
-import { isValidScope, uncoveredScopes } from './scopes.ts';
+import { isValidScope, scopeResources, uncoveredScopes } from './scopes.ts';
 
 export interface NewKeyInput {
   name?: string;
@@ -18,6 +18,9 @@ export interface NewKeyInput {
 export const maxRateLimitPerMinute = 1_000_000;
 export const maxOverlapSeconds = 604_800;
 
+// Said from the list the scopes are checked against, so the message names every resource there is.
+const resourceNames = `${scopeResources.slice(0, -1).join(', ')} or ${scopeResources.at(-1)}`;
+
 /** Checks what JSON schema cannot: scope grammar, a future expiry, a sane limit. Lists every problem. */
 export function checkNewKeyInput(input: NewKeyInput, now = Date.now()): void {
   const issues: ValidationIssue[] = [];
@@ -26,7 +29,7 @@ export function checkNewKeyInput(input: NewKeyInput, now = Date.now()): void {
     if (!isValidScope(scope)) {
       issues.push({
         path: `scopes.${i}`,
-        message: `"${scope}" is not a scope: use *, <resource>.* or <resource>.<action> with resource entities, integrations, api_keys, executions or processflow`,
+        message: `"${scope}" is not a scope: use *, <resource>.* or <resource>.<action> with resource ${resourceNames}`,
       });
     }
   });

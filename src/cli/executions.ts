@@ -7,7 +7,7 @@ import type { Storage } from '../storage/database.ts';
 import { cancelExecution, type Execution, listExecutions } from '../storage/executions.ts';
 import { enabledWebhooks } from '../storage/webhooks.ts';
 import { emitExecutionEvent } from '../webhooks/webhooks.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, table, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { collectPages, tenantOrFail, withStorage } from './storage.ts';
 
 const maxLimit = 1000;
@@ -83,7 +83,7 @@ async function cancelCommand(rest: string[], io: CliIo): Promise<number> {
  */
 export async function executionsCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, executionsUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   if (action === 'cancel') return cancelCommand(rest, io);
   if (action !== 'list') {
     throw new UsageError(action === undefined ? 'an action is required' : `unknown action executions ${action}`, executionsUsage);

@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+
 /** Where a command reads and writes; tests pass their own to run it in their process and read what it said. */
 export interface CliIo {
   out(text: string): void;
@@ -28,6 +30,25 @@ export class UsageError extends Error {
 /** The `--json` option, the same on every command. */
 export const jsonOption = { type: 'boolean', default: false } as const;
 
+/**
+ * A command's or an action's name and the words after it. `--` ends the options wherever it stands: one before the
+ * name is passed over and kept at the head of `rest`, so that every word after it stays an argument, never an option
+ * (parseArgs reads it so). `optionsEnded`: the name came after `--`, so `--help` there is a name, not the option.
+ */
+export function splitName(args: readonly string[]): { name: string | undefined; rest: string[]; optionsEnded: boolean } {
+  if (args[0] !== '--') return { name: args[0], rest: args.slice(1), optionsEnded: false };
+  return { name: args[1], rest: ['--', ...args.slice(2)], optionsEnded: true };
+}
+
+/** `--json`, for a command that takes nothing else: any other option or argument is a usage error with `usageLine`. */
+export function onlyJsonOption(args: string[], usageLine: string): boolean {
+  try {
+    return parseArgs({ args, options: { json: jsonOption } }).values.json;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error), usageLine);
+  }
+}
+
 /** True when `--help` or `-h` comes before any `--`. */
 export function wantsHelp(args: readonly string[]): boolean {
   for (const arg of args) {
@@ -42,8 +63,8 @@ export function wantsHelp(args: readonly string[]): boolean {
  * An unknown action is left to the command, which refuses it.
  */
 export function answerHelp(args: readonly string[], io: CliIo, groupUsage: string, actions: Record<string, string>): boolean {
-  const [action, ...rest] = args;
-  if (action === '--help' || action === '-h') io.out(groupUsage);
+  const { name: action, rest, optionsEnded } = splitName(args);
+  if (!optionsEnded && (action === '--help' || action === '-h')) io.out(groupUsage);
   else if (action !== undefined && Object.hasOwn(actions, action) && wantsHelp(rest)) io.out(actions[action]);
   else return false;
   return true;

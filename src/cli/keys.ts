@@ -4,7 +4,7 @@ import { toKeyObject } from '../auth/key-object.ts';
 import { createApiKey, importLegacyKey, maxOverlapSeconds, revokeApiKey, rotateApiKey } from '../auth/key-service.ts';
 import { ApiError } from '../errors.ts';
 import { type ApiKeyRecord, findKey, listKeys } from '../storage/api-keys.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, table, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { collectPages, tenantOrFail, withStorage } from './storage.ts';
 
 const actions = {
@@ -89,7 +89,7 @@ const shownOnce = (secret: string) => `key: ${secret}\n(shown once: store it now
 /** `keys create|import|list|revoke|rotate`, the same operations as the HTTP API, on DATABASE_URL. */
 export async function keysCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, keysUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   switch (action) {
     case 'create': {
       const { values } = parseArgs({

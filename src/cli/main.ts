@@ -1,5 +1,5 @@
 import { packageVersion as version } from '../version.ts';
-import { type CliIo, helpFooter, processIo, UsageError } from './io.ts';
+import { type CliIo, helpFooter, processIo, splitName, UsageError } from './io.ts';
 import { reportFailure } from './report.ts';
 
 const usage = `usage: interchange <command> [options]
@@ -53,19 +53,17 @@ function jsonRequested(argv: readonly string[]): boolean {
 
 /** Runs one CLI command; returns its exit code. `serve` never returns: its process ends on SIGTERM/SIGINT. */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
-  const [command, ...args] = argv;
+  // After `--` every word is an argument: `interchange -- --help` names a command, and there is none of that name.
+  const { name: command, rest: args, optionsEnded } = splitName(argv);
   try {
-    switch (command) {
-      case undefined:
-        throw new UsageError('a command is required', usage);
-      case 'help':
-      case '--help':
-      case '-h':
-        io.out(usage);
-        return 0;
-      case '--version':
-        io.out(args.includes('--json') ? JSON.stringify({ version: version() }) : version());
-        return 0;
+    if (command === undefined) throw new UsageError('a command is required', usage);
+    if (command === 'help' || (!optionsEnded && (command === '--help' || command === '-h'))) {
+      io.out(usage);
+      return 0;
+    }
+    if (command === '--version' && !optionsEnded) {
+      io.out(jsonRequested(args) ? JSON.stringify({ version: version() }) : version());
+      return 0;
     }
     const load = Object.hasOwn(commands, command) ? commands[command] : undefined;
     if (load === undefined) throw new UsageError(`unknown command ${command}`, usage);

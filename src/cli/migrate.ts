@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
 import { migrate, openStorage } from '../storage/database.ts';
-import { type CliIo, UsageError, wantsHelp } from './io.ts';
+import { type CliIo, onlyJsonOption, wantsHelp } from './io.ts';
 
 /** `interchange migrate --help`. */
 export const migrateUsage = `usage: interchange migrate
@@ -13,8 +13,7 @@ export async function migrateCommand(args: string[], io: CliIo): Promise<number>
     io.out(migrateUsage);
     return 0;
   }
-  if (args.some((a) => a !== '--json')) throw new UsageError('usage: interchange migrate [--json]');
-  const asJson = args.includes('--json');
+  const asJson = onlyJsonOption(args, 'usage: interchange migrate [--json]');
   const storage = openStorage(loadConfig(io.env).databaseUrl);
   try {
     const applied = await migrate(storage);

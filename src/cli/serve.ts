@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import { type CliIo, UsageError, wantsHelp } from './io.ts';
+import { type CliIo, onlyJsonOption, wantsHelp } from './io.ts';
 
 /** `interchange serve --help`. */
 export const serveUsage = `usage: interchange serve
@@ -15,7 +15,7 @@ export async function serveCommand(args: string[], io: CliIo): Promise<number> {
     io.out(serveUsage);
     return 0;
   }
-  if (args.some((a) => a !== '--json')) throw new UsageError('usage: interchange serve (configured by environment variables)');
+  onlyJsonOption(args, 'usage: interchange serve (configured by environment variables)');
   const config = loadConfig(io.env);
   // Imported here, not at the top, so that the other commands do not pay for loading Fastify.
   const { startServer } = await import('../server.ts');

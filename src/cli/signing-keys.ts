@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { retiredKeyGraceSeconds, SigningKeys } from '../auth/signing-keys.ts';
 import { loadMasterKey } from '../secrets/master-key.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, UsageError } from './io.ts';
 import { withStorage } from './storage.ts';
 
 const actions = {
@@ -18,7 +18,7 @@ export const signingKeysUsage = groupUsage('signing-keys', actions);
 /** `signing-keys rotate` on DATABASE_URL, with the master key the server uses. */
 export async function signingKeysCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, signingKeysUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   if (action !== 'rotate') throw new UsageError(action ? `unknown action signing-keys ${action}` : signingKeysUsage);
   const { values } = parseArgs({ args: rest, options: { json } });
   const kid = await withStorage(io, async (storage, _limit, config) => {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ApiError } from '../errors.ts';
 import { insertTenant, listTenants, type Tenant, type TenantType, tenantTypes } from '../storage/tenants.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { withStorage } from './storage.ts';
 
 const tenantIdPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -12,7 +12,7 @@ const actions = {
   Creates a tenant (type production unless told; the name defaults to the id).`,
   list: `usage: interchange tenants list
 
-  Every tenant: id, type, name.`,
+  Every tenant, as a table: ID, TYPE, NAME. --json: {"data": [...]} of tenants.`,
 };
 
 /** `interchange tenants --help`. */
@@ -25,7 +25,7 @@ function show(io: CliIo, asJson: boolean, tenant: Tenant): void {
 /** `tenants create <tenant_id> [--name N] [--type T]` and `tenants list`. */
 export async function tenantsCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, tenantsUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   if (action === 'create') {
     const { values, positionals } = parseArgs({
       args: rest,
@@ -49,7 +49,10 @@ export async function tenantsCommand(args: string[], io: CliIo): Promise<number>
     const { values } = parseArgs({ args: rest, options: { json } });
     const tenants = await withStorage(io, (s) => listTenants(s.db));
     if (values.json) io.out(JSON.stringify({ data: tenants }));
-    else for (const t of tenants) show(io, false, t);
+    else {
+      const rows = tenants.map((t) => [t.id, t.type, t.name]);
+      io.out(table(['ID', 'TYPE', 'NAME'], rows));
+    }
     return 0;
   }
   throw new UsageError(action === undefined ? 'an action is required' : `unknown action tenants ${action}`, tenantsUsage);

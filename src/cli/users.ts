@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { minPasswordLength } from '../auth/passwords.ts';
 import { createUser, grantRole, revokeRole } from '../auth/user-service.ts';
 import { listUsers, membershipsOf, roles } from '../storage/users.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, table, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { withStorage } from './storage.ts';
 
 const actions = {
@@ -44,7 +44,7 @@ function oneEmail(positionals: string[], action: keyof typeof actions): string {
 /** `users create|list|grant|revoke` on DATABASE_URL. */
 export async function usersCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, usersUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   switch (action) {
     case 'create': {
       const { values, positionals } = parseArgs({

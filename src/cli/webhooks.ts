@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
 import { loadMasterKey } from '../secrets/master-key.ts';
 import { deleteWebhook, listWebhooks } from '../storage/webhooks.ts';
 import { createWebhook, subscribableEvents, toWebhookObject } from '../webhooks/endpoints.ts';
-import { answerHelp, type CliIo, groupUsage, jsonOption as json, table, UsageError } from './io.ts';
+import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { collectPages, tenantOrFail, withStorage } from './storage.ts';
 
 const actions = {
@@ -39,7 +39,7 @@ function eventsOf(value: string): string[] {
 /** `webhooks list|create|delete`: the same operations as the HTTP API, on DATABASE_URL. */
 export async function webhooksCommand(args: string[], io: CliIo): Promise<number> {
   if (answerHelp(args, io, webhooksUsage, actions)) return 0;
-  const [action, ...rest] = args;
+  const { name: action, rest } = splitName(args);
   switch (action) {
     case 'list': {
       const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, json } });
