@@ -254,6 +254,33 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  test('free objects say they take any keys, and the document names its server', () => {
+    // A generated client (openapi-typescript's defaults) types an object without `additionalProperties` as one that
+    // takes no keys: `params: {a: 40, b: 2}` would not compile. test/openapi-client.test.ts compiles such a client.
+    const schemas = doc.components.schemas;
+    for (const operation of ['Send', 'Receive']) {
+      const soap = schemas[`Execute${operation}.soap-1.0.0`].properties;
+      assert.equal(soap.params.additionalProperties, true, `${operation} params`);
+      assert.equal(soap.soap_headers.additionalProperties, true, `${operation} soap_headers`);
+      assert.equal(schemas[`Execute${operation}.graphql-1.0.0`].properties.variables.additionalProperties, true);
+    }
+    // And every other free object of the document, wherever it is.
+    const free: string[] = [];
+    const walk = (node: Json, path: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const shaped = node.properties ?? node.patternProperties ?? node.additionalProperties;
+      if ([node.type].flat().includes('object') && shaped === undefined) free.push(path);
+      for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
+    };
+    walk(doc, '#');
+    assert.deepEqual(free, []);
+    // Relative: resolved against wherever the document was fetched from (src/routes/health.ts).
+    assert.deepEqual(
+      doc.servers.map((server: Json) => server.url),
+      ['/'],
+    );
+  });
+
   test('the document does not change what the execute route accepts: its fields are checked per connector at run time', async () => {
     await h.call(auth, { method: 'PUT', url: '/api/v1/integrations/gql', payload: { connector: 'graphql-1.0.0' } });
     const res = await h.call(auth, {

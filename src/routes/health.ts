@@ -7,6 +7,15 @@ import { failures, ref, reply } from './schemas.ts';
 
 const tags = ['Health'];
 
+/**
+ * The document's `servers`: `/`, which a client resolves against the URL it fetched the document from. An instance
+ * does not know the origin it is reached at (behind a load balancer, a proxy, several instances under one name), so
+ * an absolute URL would be a guess; every path in the document starts at the origin's root (`/api/v1/…`). OpenAPI
+ * reads a document without `servers` the same way (the /docs viewer's copy has none); said outright, it is there for
+ * the tools that look for it.
+ */
+const servers = [{ url: '/', description: 'This instance: the origin that served this document.' }];
+
 export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext, metrics: Registry): void {
   app.get(
     '/healthz',
@@ -72,5 +81,5 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext, metr
     );
   }
 
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => ({ ...app.swagger(), servers }));
 }

@@ -6,7 +6,8 @@ import { resilienceConfigProperties } from '../../resilience/config.ts';
 /** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */
 
 const document = { type: 'string', minLength: 1, maxLength: 1_000_000 } as const;
-const variables = { type: 'object' } as const;
+// Any keys, said outright: a client generated from the OpenAPI document would otherwise type it as taking none.
+const variables = { type: 'object', additionalProperties: true } as const;
 const operationName = { type: 'string', minLength: 1, maxLength: 256 } as const;
 const variableName = { type: 'string', pattern: '^[_A-Za-z][_0-9A-Za-z]*$' } as const;
 

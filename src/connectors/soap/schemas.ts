@@ -30,8 +30,10 @@ export const callSchema = {
   additionalProperties: false,
   properties: {
     method: xmlName,
-    params: { type: 'object' },
-    soap_headers: { type: 'object' },
+    // Any keys (the method's parts, header blocks), said outright: a client generated from the OpenAPI document would
+    // otherwise type them as taking none.
+    params: { type: 'object', additionalProperties: true },
+    soap_headers: { type: 'object', additionalProperties: true },
     soap_action: { type: 'string', maxLength: 2048 },
     namespace: { type: 'string', maxLength: 2048 },
     service: { type: 'string', minLength: 1, maxLength: 256 },
