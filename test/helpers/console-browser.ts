@@ -61,11 +61,18 @@ export interface ConsoleBrowser {
 }
 
 /** A browser with one page on the console at `origin`, watched for problems. */
-export async function openConsoleBrowser(origin: string, options: { clipboard?: boolean } = {}): Promise<ConsoleBrowser> {
+export async function openConsoleBrowser(
+  origin: string,
+  options: {
+    clipboard?: boolean /** Chromium's --host-resolver-rules: `MAP console.test 127.0.0.1`. */;
+    hostRules?: string;
+  } = {},
+): Promise<ConsoleBrowser> {
   mkdirSync(artifacts, { recursive: true });
   const problems: string[] = [];
   const expected = new Set<string>();
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
+  const args = options.hostRules ? [`--host-resolver-rules=${options.hostRules}`] : [];
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
   context.setDefaultTimeout(stepCeilingMs);
