@@ -5,6 +5,8 @@
  *      which writes bench/RESULTS.md); BENCH_ONLY=execute-path runs only this part;
  *   0b. the job queue of async executions on each storage (bench/queue.ts); BENCH_ONLY=queue runs only this part;
  *   0c. BENCH_ONLY=graphql-schema: schema-aware GraphQL checking per call and a cold introspection (bench/graphql-schema.ts).
+ *       BENCH_ONLY=answer-reading: the CPU of refusing a million-node XML answer and of reading 10 MiB against 2.5 MiB
+ *       (bench/answer-reading.ts).
  *   0d. BENCH_ONLY=wsdl-first-call: only the first call on WSDLs, ours against node-soap's, each in a fresh process;
  *       BENCH_ONLY=soap: the warm SOAP calls and a 10 MB answer too (bench/soap.ts), ours against node-soap, each
  *       client in its own process; writes its section of bench/RESULTS.md.
@@ -32,6 +34,7 @@ import { insertTenant } from '../src/storage/tenants.ts';
 import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
 import { startPhpSoapServer } from '../test/helpers/php-soap-server.ts';
 import { corpusDir, corpusEntries, serveCorpus, zeepSamples } from '../test/helpers/wsdl-corpus.ts';
+import { runAnswerReadingBench } from './answer-reading.ts';
 import { compileCache, serviceNodeFlags } from './children.ts';
 import { type LoadRow as Row, runExecutePath } from './execute-path.ts';
 import { runGraphqlSchemaBench } from './graphql-schema.ts';
@@ -442,6 +445,7 @@ async function runSoap(): Promise<void> {
 async function main() {
   if (process.env.BENCH_ONLY === 'queue') return runQueueBench();
   if (process.env.BENCH_ONLY === 'graphql-schema') return console.log(runGraphqlSchemaBench());
+  if (process.env.BENCH_ONLY === 'answer-reading') return console.log(runAnswerReadingBench());
   if (process.env.BENCH_ONLY === 'wsdl-first-call') return printFirstCalls(await wsdlFirstCalls());
   if (process.env.BENCH_ONLY === 'soap') return runSoap();
   await runExecutePath();

@@ -83,6 +83,8 @@ export interface BuildOptions {
   webhooks?: Partial<DeliverySettings> & { refreshMs?: number };
   /** Circuit breaker timings and clock other than the documented (tests step a clock through them). */
   breakers?: BreakerOptions;
+  /** The clock people's memberships and sessions are cached by (tests step one through the 1 s bound). */
+  people?: { now?: () => number };
 }
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -346,6 +348,7 @@ async function assemble(
       }),
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
       cacheMs: config.keyCacheMs,
+      now: options.people?.now,
     }),
     executions: new ExecutionLog(storage.db, app.log, { health }),
     storageHealth: health,

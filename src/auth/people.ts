@@ -32,6 +32,8 @@ export interface PeopleOptions {
   accessTokenTtlSeconds: number;
   /** How long a person's membership and session are trusted without a storage read (at most 1 s). */
   cacheMs: number;
+  /** The clock the cache's age is read from (ms); tests step one. `Date.now` by default. */
+  now?: () => number;
 }
 
 interface CacheEntry {
@@ -54,9 +56,11 @@ export class People {
   readonly #db: Db;
   readonly #cacheMs: number;
   readonly #cache = new Map<string, CacheEntry>();
+  readonly #now: () => number;
 
   constructor(options: PeopleOptions) {
     this.#db = options.db;
+    this.#now = options.now ?? Date.now;
     this.#cacheMs = Math.min(options.cacheMs, 1000);
     this.keys = new SigningKeys(options.db, options.masterKey);
     this.tokens = new AccessTokens(this.keys, options.accessTokenTtlSeconds);
@@ -85,7 +89,7 @@ export class People {
 
   async #lookUp(userId: string, sessionId: string, tenantId: string): Promise<PersonInTenant | undefined> {
     const key = `${userId}\n${sessionId}\n${tenantId}`;
-    const now = Date.now();
+    const now = this.#now();
     const cached = this.#cache.get(key);
     if (cached && now - cached.storedAt < this.#cacheMs) return cached.value;
     const value = await personInTenant(this.#db, userId, sessionId, tenantId);

@@ -52,6 +52,8 @@ export async function harness(
     webhooks?: BuildOptions['webhooks'];
     /** Circuit breaker timings and clock, for tests that step a clock through them. */
     breakers?: BuildOptions['breakers'];
+    /** The clock of people's cached memberships and sessions. */
+    people?: BuildOptions['people'];
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'ix-test-'));
@@ -69,6 +71,7 @@ export async function harness(
     logStream: options.logStream,
     webhooks: options.webhooks,
     breakers: options.breakers,
+    people: options.people,
   });
   const h: Harness = {
     app,
