@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type GraphqlServer, startGraphqlServer } from './helpers/graphql-server.ts';
 import { type Json, type ServerProcess, startServer, tempDatabase } from './helpers/processes.ts';
+import { until } from './helpers/until.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -46,25 +46,51 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
   });
 }
 
-let upstream: GraphqlServer;
+/** `npm run demo:upstreams`, as the README has a reader start it, on free ports: where its two servers listen. */
+let demo: ChildProcess;
+let graphqlUrl: string;
+let soapUrl: string;
 let server: ServerProcess;
 const database = tempDatabase();
 
 before(async () => {
-  upstream = await startGraphqlServer();
+  demo = spawn(process.execPath, [join(root, 'scripts/demo-upstreams.ts')], {
+    cwd: root,
+    env: { ...process.env, DEMO_GRAPHQL_PORT: '0', DEMO_SOAP_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let printed = '';
+  demo.stdout?.on('data', (chunk) => {
+    printed += String(chunk);
+  });
+  await until(
+    () => printed.includes('Ctrl-C'),
+    () => `demo:upstreams printed: ${printed}`,
+  );
+  graphqlUrl = (/^GraphQL +(\S+)/m.exec(printed) as RegExpExecArray)[1];
+  soapUrl = (/^SOAP +(\S+)/m.exec(printed) as RegExpExecArray)[1];
   server = await startServer(database.env);
 });
 after(async () => {
   await server?.stop();
-  await upstream?.close();
+  demo?.kill('SIGTERM');
   database.cleanup();
 });
 
-test('the README’s quick start and GraphQL walkthrough run as written, every answer a success', async () => {
-  const quickStart = pointing(shBlockAfter('Create a tenant and a key with the CLI'), 'IX', server.url);
-  const graphql = pointing(shBlockAfter('### Run a GraphQL integration end to end'), 'GRAPHQL_URL', upstream.url);
-  // One line per answer: curl prints bodies without a newline.
-  const script = ['set -euo pipefail', 'curl() { command curl -w \'\\n\' "$@"; }', quickStart, graphql].join('\n');
+test('the README’s quick start runs as written, against npm run demo:upstreams: every answer as it says', async () => {
+  const key = shBlockAfter('### A tenant and an API key');
+  const graphql = shBlockAfter('### A first GraphQL call');
+  const soap = shBlockAfter('### A first SOAP call');
+  const people = shBlockAfter('### The console');
+  const script = [
+    'set -euo pipefail',
+    // One line per answer: curl prints bodies without a newline.
+    'curl() { command curl -w \'\\n\' "$@"; }',
+    pointing(key, 'IX', server.url),
+    pointing(graphql, 'GRAPHQL_URL', new URL(graphqlUrl).origin),
+    pointing(soap, 'SOAP_URL', `'${soapUrl}'`),
+    people,
+  ].join('\n');
   const run = await bash(script, database.env);
   assert.equal(run.code, 0, `${run.stderr}\n${run.stdout}`);
 
@@ -72,20 +98,37 @@ test('the README’s quick start and GraphQL walkthrough run as written, every a
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
-  // POST and GET entities, /me, PUT integration, execute, executions.
-  assert.equal(answers.length, 6, run.stdout);
-  for (const answer of answers) assert.equal(answer.success, true, JSON.stringify(answer));
-  const [created, read, me, integration, executed, executions] = answers;
-  assert.deepEqual(created.data, { entity_id: 'cust-1', name: 'First customer', status: 'active' });
-  assert.deepEqual(read.data, created.data);
+  // /me; PUT integration, execute, executions; PUT integration, Add, Add without b.
+  assert.equal(answers.length, 7, run.stdout);
+  const [me, integration, executed, executions, calc, added, refused] = answers;
+  for (const answer of [me, integration, executed, executions, calc, added])
+    assert.equal(answer.success, true, JSON.stringify(answer));
   assert.equal(me.data.tenant.id, 'acme');
-  assert.deepEqual([integration.data.id, integration.data.config.token_set], ['people', true]);
+  assert.equal(integration.data.id, 'people');
   // 25 users in pages of 10: three pages.
   assert.deepEqual([executed.data.message_count, executed.data.total_size, executed.data.pages], [25, 25, 3]);
+  assert.deepEqual(executed.data.data[0], { id: '1', name: 'User 1' });
   assert.deepEqual(
     executions.data.map((e: Json) => [e.integration_id, e.operation, e.status]),
     [['people', 'receive', 'succeeded']],
   );
-  // The upstream got the walkthrough's token.
-  assert.equal(upstream.requests.at(-1)?.headers.authorization, 'Bearer upstream-token');
+  assert.equal(calc.data.id, 'calc');
+  assert.deepEqual(added.data, { AddResult: 5 });
+  assert.equal(refused.success, false);
+  assert.equal(refused.error.code, 'invalid_soap_params');
+  assert.equal(refused.error.details.issues[0].path, 'params.b');
+
+  // The person the console block made signs in with that password, as the owner of acme.
+  const password = /printf '%s\\n' '([^']+)'/.exec(people)?.[1] as string;
+  const signIn = await fetch(`${server.url}/api/v1/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'ada@example.com', password }),
+  });
+  assert.equal(signIn.status, 200);
+  const session = (await signIn.json()) as Json;
+  assert.deepEqual(
+    session.data.memberships.map((m: Json) => [m.tenant_id ?? m.tenant?.id, m.role]),
+    [['acme', 'owner']],
+  );
 });

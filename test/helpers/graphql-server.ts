@@ -31,6 +31,8 @@ export interface GraphqlServerOptions {
   gzip?: boolean;
   /** How many users are seeded (default 25): `1`…`n`, named `User 1`…, e-mail `user1@example.com`, every third one without. */
   userCount?: number;
+  /** The port on 127.0.0.1 (default: a free one). */
+  port?: number;
 }
 
 interface User {
@@ -157,7 +159,10 @@ export async function startGraphqlServer(options: GraphqlServerOptions = {}): Pr
     res.writeHead(init.status, init.statusText, headers).end(payload);
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
   return {
