@@ -185,6 +185,8 @@ describe('tenants with queued async executions are served round robin', () => {
       counting.releaseOldest();
       await until(() => counting.arrivals.length === arrived + 1, `call ${arrived + 1} reached the upstream`);
     }
-    assert.deepEqual(counting.arrivals, [1, 2, 3, 101, 201, 4, 102, 5, 6]);
+    // The first two started together, one on each worker: either may reach the upstream first.
+    assert.deepEqual([...counting.arrivals.slice(0, 2)].sort(), [1, 2]);
+    assert.deepEqual(counting.arrivals.slice(2), [3, 101, 201, 4, 102, 5, 6]);
   });
 });
