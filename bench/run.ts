@@ -27,7 +27,7 @@ import type { FastifyInstance } from 'fastify';
 import { createClientAsync } from 'soap';
 import { build } from '../src/app.ts';
 import { createApiKey } from '../src/auth/key-service.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { openStorage, type Storage } from '../src/storage/database.ts';
 import { insertEntity } from '../src/storage/entities.ts';
 import { insertTenant } from '../src/storage/tenants.ts';

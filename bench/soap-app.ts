@@ -15,7 +15,7 @@ export type Execute = (payload: string) => Promise<unknown>;
 export async function withSoapApp<T>(wsdlUrl: string, endpoint: string, measure: (execute: Execute) => Promise<T>): Promise<T> {
   const { build } = await import('../src/app.ts');
   const { createApiKey } = await import('../src/auth/key-service.ts');
-  const { loadConfig } = await import('../src/config.ts');
+  const { loadConfig } = await import('../src/config/config.ts');
   const { openStorage } = await import('../src/storage/database.ts');
   const { insertTenant } = await import('../src/storage/tenants.ts');
   const dir = mkdtempSync(join(tmpdir(), 'ix-bench-soap-'));

@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { build } from './app.ts';
-import { type Config, sqlitePath } from './config.ts';
-import { displayUrl } from './display-url.ts';
+import { type Config, sqlitePath } from './config/config.ts';
+import { displayUrl } from './core/display-url.ts';
+import { packageVersion as version } from './core/version.ts';
 import { entryPaths } from './routes/root.ts';
 import { describeMasterKeySource, type MasterKeySource } from './secrets/master-key.ts';
-import { packageVersion as version } from './version.ts';
 
 export interface RunningServer {
   app: FastifyInstance;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { importLegacyKey } from '../src/auth/key-service.ts';
-import { randomString } from '../src/ids.ts';
+import { randomString } from '../src/core/ids.ts';
 import { findTenant } from '../src/storage/tenants.ts';
 import { assertError, assertRateLimitHeaders, issuePaths } from './helpers/assertions.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';

@@ -3,13 +3,13 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../src/cli/main.ts';
-import { ConfigError, type Env, loadConfig } from '../src/config.ts';
-import { errorCatalogue } from '../src/errors.ts';
+import { ConfigError, type Env, loadConfig } from '../src/config/config.ts';
+import { errorCatalogue } from '../src/core/errors.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
 /**
  * docs/ is what the product promises. These tests hold it to the code where a test can see both: the error catalogue,
- * the settings config.ts reads (with their defaults and ranges), the routes of the OpenAPI document (with the scope
+ * the settings src/config/config.ts reads (with their defaults and ranges), the routes of the OpenAPI document (with the scope
  * each one asks for), the CLI's commands and flags, and every `docs/…#section` that the code, the README and the docs
  * themselves point at.
  */
@@ -126,7 +126,7 @@ describe('docs/configuration.md', () => {
   );
   const documented = new Map(rows.map((cells) => [cells[0].replaceAll('`', ''), cells]));
 
-  test('lists every variable src/config.ts reads, and no other, in the Settings table', () => {
+  test('lists every variable src/config/config.ts reads, and no other, in the Settings table', () => {
     assert.ok(read.size > 20, `loadConfig read only ${[...read].join(', ')}`);
     assert.deepEqual([...documented.keys()].toSorted(), [...read].toSorted());
   });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Pool } from 'undici';
 import { createApiKey } from '../src/auth/key-service.ts';
-import { requestFingerprint } from '../src/execution/fingerprint.ts';
+import { requestFingerprint } from '../src/http/fingerprint.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { insertTenant } from '../src/storage/tenants.ts';
 import { assertError, assertGraphqlErrors, type ErrorPayload } from './helpers/assertions.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FairTurns } from '../src/execution/fair-turns.ts';
+import { FairTurns } from '../src/resilience/fair-turns.ts';
 
 /** Holds this thread for `ms`, as a request's synchronous work would. */
 function work(ms: number): void {

@@ -13,9 +13,9 @@ import {
 } from '../src/connectors/graphql/records.ts';
 import { type GraphqlAnswer, readGraphqlResponse } from '../src/connectors/graphql/response.ts';
 import { resolveGraphqlUrl, withoutCredentials } from '../src/connectors/graphql/url.ts';
-import { ApiError, type ValidationIssue } from '../src/errors.ts';
+import { ApiError, type ValidationIssue } from '../src/core/errors.ts';
+import { RawJson, serializeReply } from '../src/core/raw-json.ts';
 import { bodyExcerpt } from '../src/transport/excerpt.ts';
-import { RawJson, serializeReply } from '../src/transport/raw-json.ts';
 import { apiError } from './helpers/assertions.ts';
 
 /** Asserts a `validation_failed` with exactly one issue on `path` whose message matches `message`. */

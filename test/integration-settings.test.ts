@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { integrationView, resolveIntegration } from '../src/connectors/integration-config.ts';
 import { builtInConnectors } from '../src/connectors/registry.ts';
-import { integrationView, resolveIntegration } from '../src/integrations/config.ts';
 import { settingsOf } from '../src/integrations/settings.ts';
 import type { StoredIntegration } from '../src/storage/integrations.ts';
 

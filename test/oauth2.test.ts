@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { Agent } from 'undici';
+import { ApiError } from '../src/core/errors.ts';
 import {
   OAuth2ClientCredentials,
   type OAuth2ClientCredentialsOptions,
@@ -10,7 +11,6 @@ import {
 } from '../src/credentials/oauth2.ts';
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
-import { ApiError } from '../src/errors.ts';
 import { sendUpstream } from '../src/transport/upstream.ts';
 import { type AuthorizationServer, issuedTokenSeconds, startAuthorizationServer } from './helpers/oidc-authorization-server.ts';
 import { closedPort, httpUpstream, type RawUpstream } from './helpers/raw-upstream.ts';

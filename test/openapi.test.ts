@@ -6,8 +6,8 @@ import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { toKeyObject } from '../src/auth/key-object.ts';
 import { defineConnector } from '../src/connectors/connector.ts';
+import { integrationView } from '../src/connectors/integration-config.ts';
 import { builtInConnectors } from '../src/connectors/registry.ts';
-import { integrationView } from '../src/integrations/config.ts';
 import { findKey } from '../src/storage/api-keys.ts';
 import { findExecution } from '../src/storage/executions.ts';
 import { findIntegration, saveIntegration } from '../src/storage/integrations.ts';
@@ -183,7 +183,7 @@ describe('the OpenAPI document', () => {
   });
 
   test('the Error shape lists the whole catalogue of codes', async () => {
-    const { errorCatalogue } = await import('../src/errors.ts');
+    const { errorCatalogue } = await import('../src/core/errors.ts');
     assert.deepEqual(doc.components.schemas.Error.properties.error.properties.code.enum, Object.keys(errorCatalogue));
   });
 

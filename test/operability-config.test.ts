@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { displayUrl } from '../src/display-url.ts';
+import { ConfigError, loadConfig } from '../src/config/config.ts';
+import { displayUrl } from '../src/core/display-url.ts';
 import { createTestDatabase, redisTestUrl, testMasterKey } from './helpers/postgres.ts';
 import {
   type Env,
@@ -80,8 +80,8 @@ const acceptsAnything = new Set(['IX_REDIS_PREFIX']);
 
 describe('a setting that cannot work stops the start: exit 2, naming the variable and the fix', () => {
   test('the table covers every variable loadConfig reads', () => {
-    // Each Config field's doc comment starts with its variable's name (src/config.ts).
-    const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+    // Each Config field's doc comment starts with its variable's name (src/config/config.ts).
+    const source = readFileSync(new URL('../src/config/config.ts', import.meta.url), 'utf8');
     const variables = [...source.matchAll(/\/\*\* ([A-Z][A-Z0-9_]+):/g)].map((m) => m[1]);
     assert.ok(variables.length > 25, 'the Config doc comments were found');
     const covered = new Set(badSettings.map((row) => row.name));

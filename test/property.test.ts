@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { errorCatalogue } from '../src/errors.ts';
+import { errorCatalogue } from '../src/core/errors.ts';
 import {
   anyExecuteBody,
   apiKeyBody,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { ApiError } from '../src/errors.ts';
+import { ApiError } from '../src/core/errors.ts';
 import {
   backoffDelayMs,
   defaultRetrySettings,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Dispatcher } from 'undici';
+import { ApiError } from '../src/core/errors.ts';
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
-import { ApiError } from '../src/errors.ts';
 import { defaultRetrySettings, type FailureKind, failureKind, isUpstreamOutage } from '../src/resilience/retry.ts';
 import { ExecuteBudget } from '../src/transport/budget.ts';
 import { sendUpstream } from '../src/transport/upstream.ts';

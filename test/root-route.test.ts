@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { packageVersion } from '../src/core/version.ts';
 import { listeningText } from '../src/server.ts';
-import { packageVersion } from '../src/version.ts';
 import { body, type Harness, harness } from './helpers/harness.ts';
 
 /** Whoever lands on the service's address learns where to go (README: Quick start), instead of a 404. */

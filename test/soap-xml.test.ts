@@ -14,7 +14,7 @@ import { parseSoapFault } from '../src/connectors/soap/fault.ts';
 import { isWsdlUrl, soapActionFor } from '../src/connectors/soap/mode.ts';
 import { readSoapResponse } from '../src/connectors/soap/response.ts';
 import { elementValue, escapeXml, hasXmlIllegalCharacter, parseXml } from '../src/connectors/soap/xml.ts';
-import type { ValidationIssue } from '../src/errors.ts';
+import type { ValidationIssue } from '../src/core/errors.ts';
 import { apiError } from './helpers/assertions.ts';
 
 const soap11 = 'http://schemas.xmlsoap.org/soap/envelope/';

@@ -12,7 +12,7 @@ import {
   maxXmlNames,
   maxXmlNodes,
 } from '../src/connectors/soap/xml-bounds.ts';
-import type { ApiError } from '../src/errors.ts';
+import type { ApiError } from '../src/core/errors.ts';
 import { jsonBoundExceeded, maxJsonContainers, maxJsonDepth } from '../src/transport/json-bounds.ts';
 import { apiError, assertError } from './helpers/assertions.ts';
 import { withEventLoopDelay } from './helpers/event-loop-delay.ts';

@@ -4,9 +4,9 @@ import { type AddressInfo, createServer as createTcpServer, type Server, type So
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { Agent } from 'undici';
+import { ApiError } from '../src/core/errors.ts';
 import { createEgressDispatcher } from '../src/egress/dispatcher.ts';
 import { createEgressPolicy } from '../src/egress/policy.ts';
-import { ApiError } from '../src/errors.ts';
 import { redactUrl, sendUpstream, type UpstreamRequest } from '../src/transport/upstream.ts';
 import { gzipBomb } from './helpers/gzip-bomb.ts';
 

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DOMParser, type Element } from '@xmldom/xmldom';
-import {
-  applyWsSecurity,
-  describeWsSecurity,
-  type WsSecurityOptions,
-  wsSecurityProblems,
-} from '../src/credentials/ws-security.ts';
+import type { WsSecurityOptions } from '../src/connectors/soap/wsse/config.ts';
+import { wsSecurityProblems } from '../src/connectors/soap/wsse/problems.ts';
+import { applyWsSecurity, describeWsSecurity } from '../src/connectors/soap/wsse/security-header.ts';
 import { apiError } from './helpers/assertions.ts';
 import {
   compileJavaVerifier,

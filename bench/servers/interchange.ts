@@ -18,7 +18,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { build } from '../../src/app.ts';
 import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { openStorage } from '../../src/storage/database.ts';
 import { insertTenant } from '../../src/storage/tenants.ts';
 import { passthroughHandler } from './passthrough-handler.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { type SigningKeys, signingAlgorithm } from './signing-keys.ts';
 
 /** `iss` of every access token. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.ts';
-import type { FairTurns } from '../execution/fair-turns.ts';
+import { ApiError } from '../core/errors.ts';
+import type { FairTurns } from '../resilience/fair-turns.ts';
 import { type ApiKeyRecord, findKeyByHash } from '../storage/api-keys.ts';
 import type { Db } from '../storage/database.ts';
 import type { Role, User } from '../storage/users.ts';

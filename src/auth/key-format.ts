@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { randomString, toBase62 } from '../ids.ts';
+import { randomString, toBase62 } from '../core/ids.ts';
 import type { TenantType } from '../storage/tenants.ts';
 
 export const livePrefix = 'ix_live_';

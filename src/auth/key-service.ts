@@ -1,5 +1,5 @@
-import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
-import { newId, nowIso } from '../ids.ts';
+import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
+import { newId, nowIso } from '../core/ids.ts';
 import { type ApiKeyRecord, findKey, insertKey, revokeKey, rotateKey } from '../storage/api-keys.ts';
 import type { Db } from '../storage/database.ts';
 import type { Tenant } from '../storage/tenants.ts';

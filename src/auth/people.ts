@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { Db } from '../storage/database.ts';
 import { type PersonInTenant, personInTenant, type Role, type User } from '../storage/users.ts';
 import { AccessTokens } from './access-tokens.ts';

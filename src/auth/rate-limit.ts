@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 export interface LimitDecision {
   allowed: boolean;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../errors.ts';
-import { newId, nowIso, randomString } from '../ids.ts';
+import { ApiError } from '../core/errors.ts';
+import { newId, nowIso, randomString } from '../core/ids.ts';
 import type { Db } from '../storage/database.ts';
 import {
   findRefreshToken,

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { PasswordCheckQueue, QueueRefusal } from './password-queue.ts';
 import { type AccountLockout, type AuthFailureGuard, accountRefusal, addressRefusal } from './rate-limit.ts';
 

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { newId, nowIso } from '../ids.ts';
+import { newId, nowIso } from '../core/ids.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { Db } from '../storage/database.ts';
 import {

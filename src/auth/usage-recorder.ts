@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { nowIso } from '../ids.ts';
+import { nowIso } from '../core/ids.ts';
 import type { Db } from '../storage/database.ts';
 import { type PendingUsage, writeUsage } from '../storage/usage.ts';
 

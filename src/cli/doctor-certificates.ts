@@ -1,5 +1,5 @@
-import { tlsWarnings } from '../credentials/tls.ts';
-import type { Check } from './doctor.ts';
+import { tlsWarnings } from '../egress/tls.ts';
+import type { Check } from './doctor-check.ts';
 
 /** An integration's stored config (no secrets: certificates are not secret), as doctor reads it. */
 export interface StoredConfig {

@@ -3,18 +3,12 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
-import { type Config, ConfigError, loadConfig, masterKeyBytes, sqlitePath } from '../config.ts';
+import { type Config, ConfigError, loadConfig, masterKeyBytes, sqlitePath } from '../config/config.ts';
 import { isMasterKeyText, masterKeyPath } from '../secrets/master-key.ts';
 import { migrate, openStorage } from '../storage/database.ts';
 import { certificateCheck, type StoredConfig } from './doctor-certificates.ts';
+import type { Check } from './doctor-check.ts';
 import { type CliIo, jsonOption as json, wantsHelp } from './io.ts';
-
-/** One thing doctor looked at: `message` says what it found and, when not ok, how to fix it. */
-export interface Check {
-  name: string;
-  ok: boolean;
-  message: string;
-}
 
 /** `interchange doctor --help`. */
 export const doctorUsage = `usage: interchange doctor

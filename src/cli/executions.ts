@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import type { Config } from '../config/config.ts';
+import { ApiError } from '../core/errors.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { Storage } from '../storage/database.ts';
 import { cancelExecution, type Execution, listExecutions } from '../storage/executions.ts';

@@ -33,7 +33,7 @@ export async function integrationsCommand(args: string[], io: CliIo): Promise<nu
     // Loaded here: the connectors (and what they load) are needed by this command alone, to show each config as the
     // API does (defaults filled in, secrets as `<name>_set`, URLs without user information).
     const { builtInConnectors, ConnectorRegistry } = await import('../connectors/registry.ts');
-    const { integrationView } = await import('../integrations/config.ts');
+    const { integrationView } = await import('../connectors/integration-config.ts');
     const registry = new ConnectorRegistry(builtInConnectors(config));
     return stored.map((integration) => ({
       view: integrationView(registry.get(integration.connector), integration),

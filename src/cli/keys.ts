@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { announceKeyChange } from '../auth/key-events.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import { createApiKey, importLegacyKey, maxOverlapSeconds, revokeApiKey, rotateApiKey } from '../auth/key-service.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { type ApiKeyRecord, findKey, listKeys } from '../storage/api-keys.ts';
 import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { collectPages, tenantOrFail, withStorage } from './storage.ts';

@@ -1,4 +1,4 @@
-import { packageVersion as version } from '../version.ts';
+import { packageVersion as version } from '../core/version.ts';
 import { type CliIo, helpFooter, processIo, splitName, UsageError } from './io.ts';
 import { reportFailure } from './report.ts';
 

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { migrate, openStorage } from '../storage/database.ts';
 import { type CliIo, onlyJsonOption, wantsHelp } from './io.ts';
 

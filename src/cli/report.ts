@@ -1,5 +1,5 @@
-import { ConfigError } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import { ConfigError } from '../config/config.ts';
+import { ApiError } from '../core/errors.ts';
 import { type CliIo, UsageError } from './io.ts';
 
 /**

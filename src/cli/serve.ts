@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../config/config.ts';
 import { type CliIo, onlyJsonOption, wantsHelp } from './io.ts';
 
 /** `interchange serve --help`. */

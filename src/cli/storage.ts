@@ -1,5 +1,5 @@
-import { type Config, loadConfig } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import { type Config, loadConfig } from '../config/config.ts';
+import { ApiError } from '../core/errors.ts';
 import { type Db, migrate, openStorage, type Storage } from '../storage/database.ts';
 import type { Page } from '../storage/pagination.ts';
 import { findTenant, type Tenant } from '../storage/tenants.ts';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { insertTenant, listTenants, type Tenant, type TenantType, tenantTypes } from '../storage/tenants.ts';
 import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { withStorage } from './storage.ts';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
+import { ApiError } from '../core/errors.ts';
 import { createEgressPolicy } from '../egress/policy.ts';
-import { ApiError } from '../errors.ts';
 import { loadMasterKey } from '../secrets/master-key.ts';
 import { deleteWebhook, listWebhooks } from '../storage/webhooks.ts';
 import { createWebhook, subscribableEvents, toWebhookObject } from '../webhooks/endpoints.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ResolvedIntegration } from './connector.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 
 /**
  * What a connector's cached state of an integration (a parsed WSDL, an upstream's schema) is valid for: the

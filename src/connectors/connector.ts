@@ -1,11 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Dispatcher } from 'undici';
+import type { ValidationIssue } from '../core/errors.ts';
 import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import type { UpstreamCredentials } from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
-import type { ValidationIssue } from '../errors.ts';
-import type { CommonDefaults, IntegrationSettings } from '../integrations/settings.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
+import type { CommonDefaults } from '../integrations/settings.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
@@ -52,18 +53,6 @@ export interface ConnectorContext extends SharedConnectorContext {
    * and leaves a first introspection to the run).
    */
   readonly accepting?: boolean;
-}
-
-/** An integration's settings as a connector sees them: defaults filled, secrets decrypted. */
-export interface ResolvedIntegration {
-  tenantId: string;
-  id: string;
-  version: number;
-  config: Readonly<Record<string, unknown>>;
-  /** The settings read from `config` once: what the executor and the connectors run with. */
-  settings: IntegrationSettings;
-  /** The origins of its URL fields: the only ones its credentials go to (credentials/destinations.ts, docs/security.md#secrets-follow-their-origin). */
-  credentialOrigins: ReadonlySet<string>;
 }
 
 type Fields = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { ConnectorDefinition, ConnectorStats } from './connector.ts';
 import { graphqlConnector } from './graphql/connector.ts';
 import { soapConnector } from './soap/connector.ts';

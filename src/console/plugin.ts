@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { sendError } from '../http/error-handler.ts';
 import { type Asset, type ConsoleBundle, loadConsole } from './assets.ts';
 

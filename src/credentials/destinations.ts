@@ -1,4 +1,4 @@
-import type { ResolvedIntegration } from '../connectors/connector.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 
 /**
  * The origin (scheme, host, port) of a configured URL (`https://h:443/x` → `https://h`), or null when it is unset; a

@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.ts';
-import { isJsonObject } from '../json-object.ts';
+import { ApiError } from '../core/errors.ts';
+import { isJsonObject } from '../core/json-object.ts';
 import { redactUrl } from '../transport/upstream.ts';
 
 /** How a client proves itself to the token endpoint (RFC 6749 §2.3.1). */

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { redactUrl } from '../transport/upstream.ts';
 import {
   buildTokenRequest,

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors.ts';
+import type { ValidationIssue } from '../core/errors.ts';
 
 /**
  * One way of signing in to an upstream (`config.auth.type`, docs/security.md#upstream-credentials): the fields it

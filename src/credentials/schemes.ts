@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors.ts';
+import type { ValidationIssue } from '../core/errors.ts';
 import { basicScheme } from './basic.ts';
 import { bearerScheme } from './bearer.ts';
 import { headerScheme } from './header.ts';

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { ResolvedIntegration } from '../connectors/connector.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
 import { sendUpstream, type UpstreamRequest, type UpstreamResponse } from '../transport/upstream.ts';
 import { credentialsMayGoTo } from './destinations.ts';

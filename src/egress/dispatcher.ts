@@ -1,9 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import type { TlsConnectOptions } from '../credentials/tls.ts';
 import type { EgressPolicy } from './policy.ts';
 import { type ProxySettings, proxyFor } from './proxy-env.ts';
+import type { TlsConnectOptions } from './tls.ts';
 import { keepTlsAlert } from './tls-alerts.ts';
 import { openTunnel } from './tunnel.ts';
 

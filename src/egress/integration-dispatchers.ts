@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import { connectOptions, type TlsConfig } from '../credentials/tls.ts';
 import { createEgressDispatcher, type EgressDispatcherOptions } from './dispatcher.ts';
 import type { EgressPolicy } from './policy.ts';
+import { connectOptions, type TlsConfig } from './tls.ts';
 
 /** Which stored version of which integration a dispatcher serves: a new version gets a new one. */
 export interface IntegrationVersion {

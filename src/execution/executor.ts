@@ -1,5 +1,5 @@
 import type { Connection, ConnectorDefinition, ConnectorResult, Operation, PrimitiveOperation } from '../connectors/connector.ts';
-import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
+import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
 import { batchSchema, fieldIssues, issuesOf, syncSchema, testSchema } from './request-checks.ts';
 

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConnectorResult } from '../connectors/connector.ts';
-import { ApiError, errorBody } from '../errors.ts';
+import { ApiError, errorBody } from '../core/errors.ts';
+import { type ReplyChunks, serializeReply } from '../core/raw-json.ts';
 import { toApiError } from '../http/error-handler.ts';
 import { redactReply } from '../secrets/redact.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
-import { type ReplyChunks, serializeReply } from '../transport/raw-json.ts';
 
 /**
  * What running an execution came to, before it is anyone's answer: the connector's result or what was thrown, whether

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { ConnectorDefinition, PrimitiveOperation } from '../connectors/connector.ts';
-import type { ValidationIssue } from '../errors.ts';
-import { strictAjv, toIssues } from '../http/validation.ts';
+import type { ValidationIssue } from '../core/errors.ts';
+import { strictAjv, toIssues } from '../core/validation.ts';
 
 const compiled = new Map<string, ValidateFunction>();
 

@@ -7,24 +7,25 @@ import type {
   ConnectorDefinition,
   ConnectorResult,
   Operation,
-  ResolvedIntegration,
   SchemaView,
   SharedConnectorContext,
 } from '../connectors/connector.ts';
+import { resolveIntegration } from '../connectors/integration-config.ts';
 import type { AppContext } from '../context.ts';
+import { ApiError } from '../core/errors.ts';
+import { nowIso } from '../core/ids.ts';
+import type { ReplyChunks } from '../core/raw-json.ts';
 import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import { authHeaders } from '../credentials/schemes.ts';
-import { type TlsConfig, tlsWarnings } from '../credentials/tls.ts';
 import {
   type CredentialsForExecute,
   type UpstreamCredentials,
   upstreamCredentials,
 } from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
-import { ApiError } from '../errors.ts';
+import { type TlsConfig, tlsWarnings } from '../egress/tls.ts';
 import { levelOf } from '../http/request-log.ts';
-import { nowIso } from '../ids.ts';
-import { resolveIntegration } from '../integrations/config.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 import { maxConcurrencyIn } from '../integrations/settings.ts';
 import type { Deferral, JobQueue, QueueJob } from '../queue/job-queue.ts';
 import type { Admission, CircuitState } from '../resilience/breaker.ts';
@@ -50,7 +51,6 @@ import { findIntegration, type StoredIntegration } from '../storage/integrations
 import { traceExecute, tracingOn } from '../telemetry/spans.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import { ExecuteBudget } from '../transport/budget.ts';
-import type { ReplyChunks } from '../transport/raw-json.ts';
 import { TenantConcurrency } from './concurrency.ts';
 import { eventTypeOf } from './events.ts';
 import { checkExecuteRequest, checkWithConnection, mayRunTwice, runExecute } from './executor.ts';

@@ -1,4 +1,4 @@
-import { ApiError, validationFailed } from '../errors.ts';
+import { ApiError, validationFailed } from '../core/errors.ts';
 
 /**
  * Conditional writes (RFC 9110 §13; docs/api.md#conditional-requests): `If-None-Match: *` creates only, `If-Match`

@@ -3,9 +3,9 @@ import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode, errorBody, errorCatalogue, validationFailed } from '../errors.ts';
+import { ApiError, type ErrorCode, errorBody, errorCatalogue, validationFailed } from '../core/errors.ts';
+import { toIssues } from '../core/validation.ts';
 import { isStorageUnavailable, storageUnavailable } from '../storage/availability.ts';
-import { toIssues } from './validation.ts';
 
 export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';
 

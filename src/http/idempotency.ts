@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
-import { ApiError } from '../errors.ts';
-import { requestFingerprint } from '../execution/fingerprint.ts';
+import { ApiError } from '../core/errors.ts';
 import { isStorageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
 import type { HeldAnswers } from '../storage/held-answers.ts';
 import { claimIdempotencyKey } from '../storage/idempotency.ts';
+import { requestFingerprint } from './fingerprint.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

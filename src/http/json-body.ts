@@ -1,5 +1,5 @@
 import secureJson from 'secure-json-parse';
-import { ApiError, type ValidationIssue, validationFailed } from '../errors.ts';
+import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,4 +1,4 @@
-import type { TlsConfig } from '../credentials/tls.ts';
+import type { TlsConfig } from '../egress/tls.ts';
 import { type RetryConfig, type RetrySettings, retrySettings } from '../resilience/retry.ts';
 
 /**

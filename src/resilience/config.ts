@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors.ts';
+import type { ValidationIssue } from '../core/errors.ts';
 
 /**
  * The config fields every connector has for upstreams that fail (docs/resilience.md): `retry` and

@@ -15,7 +15,7 @@
  * surely never reached the upstream, a server's Retry-After against our deadline), and a pure decision is easier to
  * test than a policy object that also sleeps.
  */
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 export interface RetrySettings {
   /** Attempts in all, the first one included: 1–10. */

@@ -13,7 +13,7 @@ import {
   rotateApiKey,
 } from '../auth/key-service.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { type ApiKeyRecord, findKey, listKeys } from '../storage/api-keys.ts';
 import { findTenant, type Tenant } from '../storage/tenants.ts';

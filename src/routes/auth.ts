@@ -4,7 +4,7 @@ import { refuseBlockedAddress } from '../auth/authenticate.ts';
 import { maxPasswordLength } from '../auth/passwords.ts';
 import { refreshTokenTtlSeconds, type SessionTokens } from '../auth/sessions.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { addressedToLoopback, readCookie, serializeCookie } from '../http/cookies.ts';
 import { ok } from '../http/envelope.ts';
 import { bodyFailures, failures, reply } from './schemas.ts';

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { ok, okList } from '../http/envelope.ts';
-import { newId } from '../ids.ts';
 import {
   deleteEntity,
   type EntityStatus,

@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import { type Operation, operations } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
+import type { ReplyChunks } from '../core/raw-json.ts';
 import type { ExecuteAnswer, ExecutionService } from '../execution/service.ts';
-import type { ReplyChunks } from '../transport/raw-json.ts';
 import { executeBody } from './openapi-connectors.ts';
 import { bodyFailures, documentedBody, failures, idParams, reply, security, tenantFailures } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { ExecutionService } from '../execution/service.ts';
 import { ok, okList } from '../http/envelope.ts';
 import { findExecution, listExecutions } from '../storage/executions.ts';

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import type { ConnectorDefinition } from '../connectors/connector.ts';
+import { applyConfigWrite, integrationView } from '../connectors/integration-config.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError, validationFailed } from '../errors.ts';
+import { ApiError, validationFailed } from '../core/errors.ts';
 import { checkPreconditions, etagOf } from '../http/conditional.ts';
 import { ok, okList } from '../http/envelope.ts';
-import { applyConfigWrite, integrationView } from '../integrations/config.ts';
 import { integrationKey } from '../resilience/config.ts';
 import {
   deleteIntegration,

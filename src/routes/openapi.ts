@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
-import { errorCatalogue } from '../errors.ts';
+import { errorCatalogue } from '../core/errors.ts';
 import { entityStatuses } from '../storage/entities.ts';
 import { tenantTypes } from '../storage/tenants.ts';
 import { roles } from '../storage/users.ts';

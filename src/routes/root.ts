@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
+import { packageVersion } from '../core/version.ts';
 import { ok } from '../http/envelope.ts';
-import { packageVersion } from '../version.ts';
 
 /** The paths a person or a client starts from (README: Quick start); /metrics only when it is served here. */
 export function entryPaths(config: Pick<Config, 'metricsPort'>) {

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { caller } from '../auth/authenticate.ts';
 import { hasScope } from '../auth/scopes.ts';
 import type { AppContext } from '../context.ts';
+import { ApiError } from '../core/errors.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
-import { ApiError } from '../errors.ts';
 import { ok, okList } from '../http/envelope.ts';
 import {
   deleteWebhook,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, ConfigError, masterKeyBytes } from '../config.ts';
+import { type Config, ConfigError, masterKeyBytes } from '../config/config.ts';
 import type { Storage } from '../storage/database.ts';
 
 /** Where the master key came from, for the start-up summary. */

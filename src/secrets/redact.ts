@@ -1,5 +1,5 @@
-import { isJsonObject } from '../json-object.ts';
-import { RawJson } from '../transport/raw-json.ts';
+import { isJsonObject } from '../core/json-object.ts';
+import { RawJson } from '../core/raw-json.ts';
 import type { SecretMatcher } from './secret-matcher.ts';
 
 /** Fields holding upstream text cut at a length: a cut may leave the start of a secret at their end. */

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { Db } from './database.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { nowIso } from '../ids.ts';
+import { nowIso } from '../core/ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
 

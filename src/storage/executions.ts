@@ -1,5 +1,5 @@
 import { CompiledQuery, type ExpressionBuilder, type Selectable, SqliteAdapter, type UpdateObject } from 'kysely';
-import { newId } from '../ids.ts';
+import { newId } from '../core/ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { Database, ExecutionsTable } from './schema.ts';

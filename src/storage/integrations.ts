@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { nowIso } from '../ids.ts';
+import { nowIso } from '../core/ids.ts';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
 import type { IntegrationsTable } from './schema.ts';

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** Opaque cursors: the last id of the page, base64url-encoded. */
 export function encodeCursor(lastId: string): string {

@@ -1,4 +1,4 @@
-import { nowIso } from '../ids.ts';
+import { nowIso } from '../core/ids.ts';
 import type { Db } from './database.ts';
 
 export const tenantTypes = ['production', 'sandbox', 'staging', 'development'] as const;

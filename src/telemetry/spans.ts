@@ -1,5 +1,5 @@
 import type { Attributes, Span } from '@opentelemetry/api';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { type RunningTracing, runningTracing } from './tracing.ts';
 
 /**

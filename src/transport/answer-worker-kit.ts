@@ -4,7 +4,7 @@
  * imports piscina); the main thread imports its types only.
  */
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import { redactReply } from '../secrets/redact.ts';
 

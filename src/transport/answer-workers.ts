@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Piscina } from 'piscina';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import type { FailureMessage } from './answer-worker-kit.ts';
 import { type ReadBody, segmentedMinBytes } from './body.ts';
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 function tooLarge(maxBytes: number): ApiError {
   return new ApiError('upstream_response_too_large', `The upstream response is larger than the limit of ${maxBytes} bytes.`, {

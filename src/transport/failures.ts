@@ -1,6 +1,6 @@
+import { ApiError } from '../core/errors.ts';
 import { EgressDeniedError } from '../egress/dispatcher.ts';
 import { ProxyTunnelError } from '../egress/tunnel.ts';
-import { ApiError } from '../errors.ts';
 import { tlsFailureMessage } from './tls-failures.ts';
 
 export type UnreachableCause = 'dns' | 'refused' | 'reset' | 'tls' | 'network' | 'proxy';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, request } from 'undici';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { type FailureKind, failureKind, retryAfterMs, retryDecision, statusFailureKind } from '../resilience/retry.ts';
 import { watchSending } from '../resilience/sent-tracking.ts';
 import { traceUpstream, tracingOn } from '../telemetry/spans.ts';

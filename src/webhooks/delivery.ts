@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Dispatcher, request } from 'undici';
-import { ApiError } from '../errors.ts';
-import { newId } from '../ids.ts';
+import { ApiError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
 import type { QueueMetrics } from '../queue/metrics.ts';
 import { decryptSecret } from '../secrets/cipher.ts';

@@ -1,7 +1,7 @@
+import { ApiError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
-import { ApiError } from '../errors.ts';
 import { executionEventTypes } from '../execution/events.ts';
-import { newId } from '../ids.ts';
 import { encryptSecret } from '../secrets/cipher.ts';
 import type { Db } from '../storage/database.ts';
 import { countWebhooks, insertWebhook, type WebhookRecord } from '../storage/webhooks.ts';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
+import { ApiError } from '../core/errors.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
-import { ApiError } from '../errors.ts';
 
 function invalid(message: string): ApiError {
   return new ApiError('validation_failed', `url: ${message}`, { issues: [{ path: 'url', message }] });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { newId } from '../core/ids.ts';
 import { type ExecutionEvents, eventTypeOf } from '../execution/events.ts';
-import { newId } from '../ids.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import { type HeldWrites, isStorageUnavailable, type StorageHealth } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/core/errors.ts';
 import { body } from './harness.ts';
 
 export const wwwAuthenticate = 'ApiKey realm="interchange", header="X-API-Key"';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type BuildOptions, build } from '../../src/app.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { ConnectorDefinition } from '../../src/connectors/connector.ts';
 import type { ApiKeyRecord } from '../../src/storage/api-keys.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { SigningKeys } from '../../src/auth/signing-keys.ts';
 import { grantRole } from '../../src/auth/user-service.ts';
-import { newId, nowIso } from '../../src/ids.ts';
+import { newId, nowIso } from '../../src/core/ids.ts';
 import { insertUser } from '../../src/storage/users.ts';
 import { body, type Harness } from './harness.ts';
 

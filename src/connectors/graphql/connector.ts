@@ -1,9 +1,10 @@
+import { ApiError, type ValidationIssue } from '../../core/errors.ts';
+import { RawJson, rawJsonArray } from '../../core/raw-json.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
-import { tlsSecretPaths } from '../../credentials/tls-config.ts';
-import { ApiError, type ValidationIssue } from '../../errors.ts';
+import { tlsSecretPaths } from '../../egress/tls-config.ts';
+import type { ResolvedIntegration } from '../../integrations/resolved-integration.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
-import { RawJson, rawJsonArray } from '../../transport/raw-json.ts';
 import type { UpstreamResponse } from '../../transport/upstream.ts';
 import { cacheVersion } from '../cache-version.ts';
 import {
@@ -13,7 +14,6 @@ import {
   type ConnectorResult,
   defineConnector,
   type PrimitiveCall,
-  type ResolvedIntegration,
   type SchemaView,
 } from '../connector.ts';
 import type { DataMessage, RecordsMessage } from './answer-worker.ts';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
-import { validationFailed } from '../../errors.ts';
+import { validationFailed } from '../../core/errors.ts';
 
 /**
  * graphql-js, loaded on the first document: an instance that runs no GraphQL integration does not carry it (~15 MiB).

@@ -1,5 +1,5 @@
-import { validationFailed } from '../../errors.ts';
-import { type RawJson, rawJsonArray } from '../../transport/raw-json.ts';
+import { validationFailed } from '../../core/errors.ts';
+import { type RawJson, rawJsonArray } from '../../core/raw-json.ts';
 import { hasVariable, type ParsedOperation } from './document.ts';
 import { type PageInfo, type RecordsPage, recordCount } from './records.ts';
 

@@ -1,5 +1,5 @@
-import { validationFailed } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { validationFailed } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 
 export interface PageInfo {
   hasNextPage: boolean;

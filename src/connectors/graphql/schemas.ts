@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
-import { tlsSchema } from '../../credentials/tls-config.ts';
+import { tlsSchema } from '../../egress/tls-config.ts';
 import { resilienceConfigProperties } from '../../resilience/config.ts';
 
 /** The request fields of the GraphQL connector's send and receive (docs/execute.md#graphql-connector). */

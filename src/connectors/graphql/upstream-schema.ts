@@ -1,5 +1,5 @@
 import type { GraphQLError, GraphQLSchema, IntrospectionQuery } from 'graphql';
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { graphql, type ParsedOperation } from './document.ts';
 import type { UpstreamSchema } from './schema-cache.ts';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 
 /**
  * The GraphQL endpoint for an integration's `base_url` (docs/execute.md#endpoint-url): when the URL's

@@ -1,13 +1,12 @@
+import { ApiError, type ValidationIssue } from '../../core/errors.ts';
+import { RawJson } from '../../core/raw-json.ts';
 import { credentialsMayGoTo } from '../../credentials/destinations.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
-import type { TlsConfig } from '../../credentials/tls.ts';
-import { tlsSecretPaths } from '../../credentials/tls-config.ts';
-import { applyWsSecurity, describeWsSecurity, type WsSecurityOptions } from '../../credentials/ws-security.ts';
-import { wsSecuritySecretPaths } from '../../credentials/ws-security-config.ts';
-import { ApiError, type ValidationIssue } from '../../errors.ts';
+import type { TlsConfig } from '../../egress/tls.ts';
+import { tlsSecretPaths } from '../../egress/tls-config.ts';
+import type { ResolvedIntegration } from '../../integrations/resolved-integration.ts';
 import { traceWsdlLoad, tracingOn } from '../../telemetry/spans.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
-import { RawJson } from '../../transport/raw-json.ts';
 import { redactUrl, type UpstreamResponse } from '../../transport/upstream.ts';
 import { cacheVersion } from '../cache-version.ts';
 import {
@@ -16,7 +15,6 @@ import {
   type ConnectorDefinition,
   type ConnectorResult,
   defineConnector,
-  type ResolvedIntegration,
 } from '../connector.ts';
 import type { ResultMessage } from './answer-worker.ts';
 import { typeKey } from './derived-types.ts';
@@ -32,6 +30,8 @@ import { WsdlCache } from './wsdl-cache.ts';
 import { resolveWsdlCall } from './wsdl-checks.ts';
 import { writeWsdlEnvelope } from './wsdl-envelope.ts';
 import type { WsdlModel } from './wsdl-model.ts';
+import { type WsSecurityOptions, wsSecuritySecretPaths } from './wsse/config.ts';
+import { applyWsSecurity, describeWsSecurity } from './wsse/security-header.ts';
 
 /**
  * WSDL mode's reading of WSDLs (the loader, the compiler, the schema model): loaded on the first WSDL, so that an

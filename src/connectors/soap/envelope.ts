@@ -1,5 +1,5 @@
-import { type ValidationIssue, validationFailed } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { type ValidationIssue, validationFailed } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { xsiNamespace } from './namespaces.ts';
 import { escapeMarkup, escapeXml, hasXmlIllegalCharacter } from './xml.ts';
 

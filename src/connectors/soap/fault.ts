@@ -1,4 +1,4 @@
-import { isJsonObject } from '../../json-object.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { attributePrefix, childElement, elementText, elementValue } from './xml.ts';
 
 /** A SOAP 1.1 or 1.2 fault in the one shape of `soap_fault` details (docs/errors.md#soap_fault). */

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 
 /**
  * SOAP answers in MIME packages (`multipart/related`, RFC 2387): MTOM/XOP (the W3C's SOAP Message Transmission

@@ -1,5 +1,5 @@
-import type { ValidationIssue } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import type { ValidationIssue } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { derivedType, typeKey, typeLabels } from './derived-types.ts';
 import { valueKeys } from './envelope.ts';
 import { facetProblem } from './facets.ts';

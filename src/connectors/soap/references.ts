@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { ApiError } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { carryXsiType } from './xml-reader.ts';
 
 /**

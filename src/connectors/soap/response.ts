@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { ApiError } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import { headerNamed } from '../../transport/headers.ts';
 import { parseSoapFault } from './fault.ts';

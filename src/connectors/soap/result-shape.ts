@@ -1,4 +1,4 @@
-import { isJsonObject } from '../../json-object.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { typeKey, typeLabel } from './derived-types.ts';
 import { valueKeys } from './envelope.ts';
 import { xsdNamespaces } from './namespaces.ts';

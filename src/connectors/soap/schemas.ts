@@ -1,8 +1,8 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { authSchema } from '../../credentials/schemes.ts';
-import { tlsSchema } from '../../credentials/tls-config.ts';
-import { wsSecuritySchema } from '../../credentials/ws-security-config.ts';
+import { tlsSchema } from '../../egress/tls-config.ts';
 import { resilienceConfigProperties } from '../../resilience/config.ts';
+import { wsSecuritySchema } from './wsse/config.ts';
 
 /** The SOAP connector's config and request fields (docs/api.md#soap-configuration, docs/execute.md#soap-send-and-receive). */
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import type { ExecuteBudget } from '../../transport/budget.ts';
 import { bodyExcerpt } from '../../transport/excerpt.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../transport/upstream.ts';

@@ -1,4 +1,4 @@
-import { ApiError, listedIssues, validationFailed } from '../../errors.ts';
+import { ApiError, listedIssues, validationFailed } from '../../core/errors.ts';
 import { paramIssues } from './param-checks.ts';
 import type { CallFields } from './schemas.ts';
 import { operationLayout, signatureOf } from './signature.ts';

@@ -1,5 +1,5 @@
-import { validationFailed } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { validationFailed } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { derivedType, typeKey } from './derived-types.ts';
 import { envelopeNamespaces, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
 import { soapEncodingNamespace, xmlNamespace, xsdNamespace, xsiNamespace } from './namespaces.ts';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { wsdlNamespace, xsdNamespaces } from './namespaces.ts';
 import { readXmlTree, type XmlElement, XmlNotWellFormed } from './xml-reader.ts';
 

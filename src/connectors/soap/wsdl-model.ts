@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { SchemaModel } from './schema-model.ts';
 import { type Signature, signatureOf } from './signature.ts';
 import type { SoapHttp } from './soap-http.ts';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 
 /** Levels of element nesting in one upstream XML answer (docs/limits.md#upstreams); the root element is level 1. */
 export const maxXmlDepth = 256;

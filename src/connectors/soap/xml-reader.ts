@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { xmlNamespace, xsiNamespace } from './namespaces.ts';
 import { maxXmlAttributes, maxXmlDepth, maxXmlLayouts, maxXmlNames, maxXmlNodes, XmlBoundExceeded } from './xml-bounds.ts';
 

@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors.ts';
-import { isJsonObject } from '../../json-object.ts';
+import { ApiError } from '../../core/errors.ts';
+import { isJsonObject } from '../../core/json-object.ts';
 import { checkXmlBounds } from './xml-bounds.ts';
 import { attributePrefix, carryXsiType, readXml, textKey } from './xml-reader.ts';
 

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { isCidr } from './egress/policy.ts';
-import { type ProxySettings, proxySettingsFromEnv } from './egress/proxy-env.ts';
+import { isCidr } from '../egress/policy.ts';
+import { type ProxySettings, proxySettingsFromEnv } from '../egress/proxy-env.ts';
 
 /** Everything the service reads from its environment, parsed once and frozen. */
 export interface Config {

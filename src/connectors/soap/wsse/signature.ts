@@ -1,7 +1,7 @@
 import { type BinaryLike, createPrivateKey, createPublicKey, type KeyLike, KeyObject, sign, verify } from 'node:crypto';
 import { createOptionalCallbackFunction, type SignatureAlgorithm, SignedXml } from 'xml-crypto';
-import { escapeXml } from '../connectors/soap/xml.ts';
-import type { SigningMaterial } from './ws-security-keys.ts';
+import { escapeXml } from '../xml.ts';
+import type { SigningMaterial } from './keys.ts';
 
 export const wsseNamespace = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd';
 export const wsuNamespace = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd';

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { ValidationIssue } from '../errors.ts';
+import type { ValidationIssue } from './errors.ts';
 
 // ajv-formats is CommonJS with its function on `default`.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

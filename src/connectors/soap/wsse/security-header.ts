@@ -1,62 +1,11 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { type Element, XMLSerializer } from '@xmldom/xmldom';
-import { ApiError } from '../errors.ts';
-import { bodyId, childElement, headerOf, parseEnvelope } from './ws-security-envelope.ts';
-import type { SigningMaterial } from './ws-security-keys.ts';
-import { inspectWsSecurity, signedParts, wsSecurityProblems } from './ws-security-problems.ts';
-import {
-  base64Binary,
-  type DigestAlgorithmName,
-  type KeyReference,
-  type SignatureAlgorithmName,
-  signEnvelope,
-  wsseNamespace,
-  wsuNamespace,
-  x509v3,
-} from './ws-security-signature.ts';
-
-export { wsSecurityProblems };
-
-/**
- * `config.ws_security` (issue 19), in its own snake_case so that the stored config is passed as it is. Each part
- * is optional; together they make one `wsse:Security` header block (OASIS WS-Security 1.0/1.1).
- */
-export interface WsSecurityOptions {
-  /** UsernameToken Profile 1.1. A fresh nonce and the current time on every request. */
-  username_token?: {
-    username: string;
-    /** A secret. */
-    password: string;
-    /** `digest` sends Base64(SHA-1(nonce + created + password)) (§3.1); default `text`. */
-    password_type?: 'text' | 'digest';
-    /** Send a wsse:Nonce; default true with `digest`, false with `text`. */
-    nonce?: boolean;
-    /** Send a wsu:Created; default true with `digest`, false with `text`. */
-    created?: boolean;
-  };
-  /** A wsu:Timestamp: Created now, Expires `ttl_seconds` later (default 300). */
-  timestamp?: { ttl_seconds?: number };
-  /** An XML-DSig Signature with exclusive C14N over the parts in `sign`. */
-  signature?: {
-    /** PEM X.509. */
-    certificate: string;
-    /** PEM, RSA or EC, possibly encrypted (PKCS#8 or traditional). A secret. */
-    private_key: string;
-    /** A secret. */
-    private_key_password?: string;
-    /** Default `rsa-sha256`; `ecdsa-sha256` needs an EC key, the others an RSA key. */
-    signature_algorithm?: SignatureAlgorithmName;
-    /** Default `sha256`. */
-    digest_algorithm?: DigestAlgorithmName;
-    /**
-     * The parts signed, each by its own wsu:Id. Default: the body, and the timestamp when there is one. Naming
-     * `timestamp` or `username_token` needs that part configured.
-     */
-    sign?: ('body' | 'timestamp' | 'username_token')[];
-    /** How KeyInfo points at the certificate; default `binary_security_token` (the certificate goes along). */
-    key_reference?: KeyReference;
-  };
-}
+import { ApiError } from '../../../core/errors.ts';
+import type { WsSecurityOptions } from './config.ts';
+import { bodyId, childElement, headerOf, parseEnvelope } from './envelope.ts';
+import type { SigningMaterial } from './keys.ts';
+import { inspectWsSecurity, signedParts } from './problems.ts';
+import { base64Binary, signEnvelope, wsseNamespace, wsuNamespace, x509v3 } from './signature.ts';
 
 /** What the clock and the randomness are; tests inject both. */
 export interface WsSecurityEnv {

@@ -1,9 +1,51 @@
-import { describeTls } from './tls.ts';
+import { describeTls } from '../../../egress/tls.ts';
+import type { DigestAlgorithmName, KeyReference, SignatureAlgorithmName } from './signature.ts';
+
+/**
+ * `config.ws_security` (issue 19), in its own snake_case so that the stored config is passed as it is. Each part
+ * is optional; together they make one `wsse:Security` header block (OASIS WS-Security 1.0/1.1).
+ */
+export interface WsSecurityOptions {
+  /** UsernameToken Profile 1.1. A fresh nonce and the current time on every request. */
+  username_token?: {
+    username: string;
+    /** A secret. */
+    password: string;
+    /** `digest` sends Base64(SHA-1(nonce + created + password)) (§3.1); default `text`. */
+    password_type?: 'text' | 'digest';
+    /** Send a wsse:Nonce; default true with `digest`, false with `text`. */
+    nonce?: boolean;
+    /** Send a wsu:Created; default true with `digest`, false with `text`. */
+    created?: boolean;
+  };
+  /** A wsu:Timestamp: Created now, Expires `ttl_seconds` later (default 300). */
+  timestamp?: { ttl_seconds?: number };
+  /** An XML-DSig Signature with exclusive C14N over the parts in `sign`. */
+  signature?: {
+    /** PEM X.509. */
+    certificate: string;
+    /** PEM, RSA or EC, possibly encrypted (PKCS#8 or traditional). A secret. */
+    private_key: string;
+    /** A secret. */
+    private_key_password?: string;
+    /** Default `rsa-sha256`; `ecdsa-sha256` needs an EC key, the others an RSA key. */
+    signature_algorithm?: SignatureAlgorithmName;
+    /** Default `sha256`. */
+    digest_algorithm?: DigestAlgorithmName;
+    /**
+     * The parts signed, each by its own wsu:Id. Default: the body, and the timestamp when there is one. Naming
+     * `timestamp` or `username_token` needs that part configured.
+     */
+    sign?: ('body' | 'timestamp' | 'username_token')[];
+    /** How KeyInfo points at the certificate; default `binary_security_token` (the certificate goes along). */
+    key_reference?: KeyReference;
+  };
+}
 
 /**
  * `config.ws_security` as JSON schema (SOAP only; docs/security.md#ws-security): the parts of a `wsse:Security` header
  * block. What a schema cannot say (the PEMs readable, the key matching its certificate and its algorithm, `sign`
- * naming only configured parts) is ws-security-problems.ts', at PUT/PATCH.
+ * naming only configured parts) is problems.ts', at PUT/PATCH.
  */
 export const wsSecuritySchema = {
   type: ['object', 'null'],

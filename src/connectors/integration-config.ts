@@ -1,17 +1,18 @@
-import type { ConnectorDefinition, ResolvedIntegration } from '../connectors/connector.ts';
+import { type ValidationIssue, validationFailed } from '../core/errors.ts';
+import { isJsonObject } from '../core/json-object.ts';
+import { strictAjv, toIssues } from '../core/validation.ts';
 import { credentialOrigins, originOf } from '../credentials/destinations.ts';
 import { authProblems, credentialSchemes } from '../credentials/schemes.ts';
-import { type TlsConfig, tlsProblems } from '../credentials/tls.ts';
-import { tlsView } from '../credentials/tls-config.ts';
-import { type WsSecurityOptions, wsSecurityProblems } from '../credentials/ws-security.ts';
-import { signatureCertificateView, wsSecuritySecretPaths } from '../credentials/ws-security-config.ts';
-import { type ValidationIssue, validationFailed } from '../errors.ts';
-import { strictAjv, toIssues } from '../http/validation.ts';
-import { isJsonObject } from '../json-object.ts';
+import { type TlsConfig, tlsProblems } from '../egress/tls.ts';
+import { tlsView } from '../egress/tls-config.ts';
+import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
+import { settingsOf } from '../integrations/settings.ts';
 import { resilienceProblems, retryView } from '../resilience/config.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { IntegrationWrite, StoredIntegration } from '../storage/integrations.ts';
-import { settingsOf } from './settings.ts';
+import type { ConnectorDefinition } from './connector.ts';
+import { signatureCertificateView, type WsSecurityOptions, wsSecuritySecretPaths } from './soap/wsse/config.ts';
+import { wsSecurityProblems } from './soap/wsse/problems.ts';
 
 type Config = Record<string, unknown>;
 
@@ -177,8 +178,8 @@ function mergeConfig(
 }
 
 /**
- * What `config.tls` says of its certificates and key (tls.ts): read with the key and password as they will be used,
- * the stored ones included, so a PATCH of the certificate alone is checked against the key kept.
+ * What `config.tls` says of its certificates and key (egress/tls.ts): read with the key and password as they will be
+ * used, the stored ones included, so a PATCH of the certificate alone is checked against the key kept.
  */
 function tlsConfigProblems(config: Readonly<Config>, open: (path: string) => string | undefined): ValidationIssue[] {
   if (!isJsonObject(config.tls)) return [];

@@ -1,7 +1,7 @@
-import type { ValidationIssue } from '../errors.ts';
-import type { WsSecurityOptions } from './ws-security.ts';
-import { KeyMaterialError, loadSigningMaterial, type SigningMaterial } from './ws-security-keys.ts';
-import { signatureAlgorithms } from './ws-security-signature.ts';
+import type { ValidationIssue } from '../../../core/errors.ts';
+import type { WsSecurityOptions } from './config.ts';
+import { KeyMaterialError, loadSigningMaterial, type SigningMaterial } from './keys.ts';
+import { signatureAlgorithms } from './signature.ts';
 
 const base = 'config.ws_security';
 
