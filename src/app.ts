@@ -361,7 +361,31 @@ async function assemble(
     integrationSlots: new IntegrationConcurrency(),
     resilience: registerResilienceMetrics(metrics.registry),
   };
-  const executionService = new ExecutionService(ctx, queue);
+  // The execution core gets what it uses, by name: no AppContext below the routes.
+  const executionService = new ExecutionService({
+    config: {
+      tenantConcurrency: config.tenantConcurrency,
+      tenantQueuedMax: config.tenantQueuedMax,
+      executeDeadlineSeconds: config.executeDeadlineSeconds,
+      executeMaxBytes: config.executeMaxBytes,
+      asyncDeadlineSeconds: config.asyncDeadlineSeconds,
+      resultRetentionHours: config.resultRetentionHours,
+    },
+    db: storage.db,
+    masterKey,
+    registry,
+    shared: ctx.connectors,
+    integrations: ctx.integrations,
+    storageHealth: health,
+    turns: ctx.turns,
+    breakers: ctx.breakers,
+    integrationSlots: ctx.integrationSlots,
+    resilience: ctx.resilience,
+    executions: ctx.executions,
+    events: ctx.events,
+    queue,
+    queueMetrics: ctx.queueMetrics,
+  });
   app.decorate('executionLog', ctx.executions);
   const keyChanges = redis
     ? subscribeToKeyChanges(redis, config.redisPrefix, (hash) => ctx.keyCache.forget(hash), app.log)
