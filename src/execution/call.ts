@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Operation } from '../connectors/connector.ts';
 import type { ReplyChunks } from '../core/raw-json.ts';
-import type { Execution } from '../storage/executions.ts';
+import type { Execution } from '../storage/execution-rows.ts';
 import type { Outcome, Reply } from './reply.ts';
 
 /** One execute request, as the route hands it over. */

@@ -1,5 +1,5 @@
 import type { Db } from '../storage/database.ts';
-import type { Execution } from '../storage/executions.ts';
+import type { Execution } from '../storage/execution-rows.ts';
 
 export const executionEventTypes = ['execution.succeeded', 'execution.failed', 'execution.canceled'] as const;
 export type ExecutionEventType = (typeof executionEventTypes)[number];

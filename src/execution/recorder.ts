@@ -1,7 +1,7 @@
 import { nowIso } from '../core/ids.ts';
 import type { Db } from '../storage/database.ts';
 import type { ExecutionLog } from '../storage/execution-log.ts';
-import type { Execution } from '../storage/executions.ts';
+import type { Execution } from '../storage/execution-rows.ts';
 import { type ExecuteCall, endOf } from './call.ts';
 import { type ExecutionEvents, eventTypeOf } from './events.ts';
 import type { Outcome, Reply } from './reply.ts';

@@ -5,7 +5,7 @@ import { type Operation, operations } from '../connectors/connector.ts';
 import type { AppContext } from '../context.ts';
 import type { ReplyChunks } from '../core/raw-json.ts';
 import type { ExecuteAnswer, ExecutionService } from '../execution/service.ts';
-import { executeBody } from './openapi-connectors.ts';
+import { executeBody } from './openapi-execute-body.ts';
 import { bodyFailures, documentedBody, failures, idParams, reply, security, tenantFailures } from './schemas.ts';
 
 interface ExecuteBody {

@@ -14,7 +14,7 @@ import {
   type StoredIntegration,
   saveIntegration,
 } from '../storage/integrations.ts';
-import { integrationPatchBody, integrationPutBody } from './openapi-connectors.ts';
+import { integrationPatchBody, integrationPutBody } from './openapi-integration-bodies.ts';
 import { bodyFailures, documentedBody, failures, idParams, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Integrations'];

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type HeldWrites, isStorageUnavailable, type StorageHealth } from './availability.ts';
 import type { Db } from './database.ts';
-import { type Execution, ExecutionInserts } from './executions.ts';
+import { ExecutionInserts } from './execution-inserts.ts';
+import type { Execution } from './execution-rows.ts';
 
 type Row = { tenantId: string; execution: Execution };
 

@@ -4,7 +4,7 @@ import { type ExecutionEvents, eventTypeOf } from '../execution/events.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import { type HeldWrites, isStorageUnavailable, type StorageHealth } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
-import type { Execution } from '../storage/executions.ts';
+import type { Execution } from '../storage/execution-rows.ts';
 import {
   enabledWebhooks,
   insertEvent,

@@ -2,11 +2,9 @@ import { ApiError, type ValidationIssue } from '../../core/errors.ts';
 import { RawJson, rawJsonArray } from '../../core/raw-json.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
 import { tlsSecretPaths } from '../../egress/tls-config.ts';
-import type { ResolvedIntegration } from '../../integrations/resolved-integration.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import type { UpstreamResponse } from '../../transport/upstream.ts';
-import { cacheVersion } from '../cache-version.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -17,15 +15,15 @@ import {
   type SchemaView,
 } from '../connector.ts';
 import type { DataMessage, RecordsMessage } from './answer-worker.ts';
-import { type DocumentField, hasVariable, parseOperation } from './document.ts';
+import { type Endpoint, endpointOf } from './endpoint.ts';
 import { paginate } from './pagination.ts';
-import { countNonNullRootFields, pageOfAnswer, parseRecordsPath, type RecordsPage, recordCount } from './records.ts';
+import { countNonNullRootFields, pageOfAnswer, type RecordsPage, recordCount } from './records.ts';
+import { checkCall, cursorVariableOf, requestIssues } from './request-checks.ts';
 import { readGraphqlResponse } from './response.ts';
 import { SchemaCache } from './schema-cache.ts';
 import { configProperties, type ReceiveFields, receiveSchema, type SendFields, sendSchema } from './schemas.ts';
 import {
   type CheckedSchema,
-  checkAgainstSchema,
   introspectionMaxBytes,
   introspectionQuery,
   type KnownSchema,
@@ -33,103 +31,12 @@ import {
   schemaOfIntrospection,
   sdlOf,
 } from './upstream-schema.ts';
-import { resolveGraphqlUrl, withoutCredentials } from './url.ts';
+import { withoutCredentials } from './url.ts';
 
 const defaultMaxPages = 10;
 
-function issuesFrom(check: () => void): ValidationIssue[] {
-  try {
-    check();
-    return [];
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'validation_failed')
-      return (error.details?.issues as ValidationIssue[]) ?? [];
-    throw error;
-  }
-}
-
-function cursorVariableOf(fields: ReceiveFields): string {
-  const fromPaginate = typeof fields.paginate === 'object' ? fields.paginate.cursor_variable : undefined;
-  return fromPaginate ?? fields.cursor_variable ?? 'after';
-}
-
-/**
- * Everything about a request that can be known wrong before it is sent: a document's syntax and kind, its operation
- * name, the cursor variable pagination needs, and records_path. Nothing about the integration comes into it.
- */
-function requestIssues(...call: PrimitiveCall<SendFields, ReceiveFields>): ValidationIssue[] {
-  if (call[0] === 'send') {
-    const send = call[1];
-    return issuesFrom(() => parseOperation({ document: send.mutation, field: 'mutation', operationName: send.operation_name }));
-  }
-  const receive = call[1];
-  const issues = issuesFrom(() => {
-    const parsed = parseOperation({ document: receive.query, field: 'query', operationName: receive.operation_name });
-    const variable = cursorVariableOf(receive);
-    if (receive.paginate && !hasVariable(parsed, variable)) {
-      throw new ApiError('validation_failed', undefined, {
-        issues: [{ path: 'query', message: `paginate needs the query to declare $${variable} (the Relay cursor variable)` }],
-      });
-    }
-  });
-  const recordsPath = receive.records_path;
-  if (recordsPath !== undefined) issues.push(...issuesFrom(() => parseRecordsPath(recordsPath)));
-  return issues;
-}
-
 /** The module a worker thread reads large answers with. */
 const answerWorker = new URL('./answer-worker.ts', import.meta.url);
-
-/**
- * What every request of an integration's connections shares: its URL, headers and per-request timeout; and how its
- * upstream's schema is kept (docs/execute.md#schema-aware-checking).
- */
-interface Endpoint {
-  url: string;
-  headers: Readonly<Record<string, string>>;
-  timeoutMs: number;
-  /** `config.validate_schema`: documents are checked against the upstream's schema before they are sent. */
-  validateSchema: boolean;
-  /** The integration's place in the schema cache, and what its entry is valid for. */
-  schemaKey: string;
-  schemaVersion: string;
-  schemaTtlMs: number;
-}
-
-/** The endpoint of each resolved integration (the execute path keeps one per integration version). */
-const endpoints = new WeakMap<ResolvedIntegration, Endpoint>();
-
-function endpointOf(integration: ResolvedIntegration): Endpoint {
-  let endpoint = endpoints.get(integration);
-  if (endpoint) return endpoint;
-  const { base_url: baseUrl } = integration.config;
-  if (typeof baseUrl !== 'string' || baseUrl === '') {
-    throw new ApiError('integration_misconfigured', 'The integration has no base_url; set config.base_url to run it.', {
-      missing: ['config.base_url'],
-    });
-  }
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/graphql-response+json, application/json',
-    'accept-encoding': 'gzip',
-  };
-  const url = resolveGraphqlUrl(baseUrl);
-  // Credentials are added per request (context.credentials) where they may go: every request, pages included, goes to
-  // this one URL, on base_url's origin.
-  // Frozen: the transport then checks and prepares them once, not on every request.
-  const { config } = integration;
-  endpoint = {
-    url,
-    headers: Object.freeze(headers),
-    timeoutMs: integration.settings.timeoutMs,
-    validateSchema: config.validate_schema !== false,
-    schemaKey: `${integration.tenantId}\u0000${integration.id}`,
-    schemaVersion: cacheVersion(integration),
-    schemaTtlMs: Number(config.schema_ttl_seconds) * 1000,
-  };
-  endpoints.set(integration, endpoint);
-  return endpoint;
-}
 
 const withErrors = (result: ConnectorResult, errors: unknown[] | undefined): ConnectorResult =>
   errors && errors.length > 0 ? { ...result, errors } : result;
@@ -390,22 +297,6 @@ function refusalReason(error: ApiError): string {
   const status = error.details?.upstream_status;
   const answered = typeof status === 'number' ? ` (HTTP ${status})` : '';
   return `The upstream refused introspection${answered}: ${error.message}`;
-}
-
-/** The document (and variables) of a send or receive checked against a known schema; nothing when there is none. */
-function checkCall(known: KnownSchema, call: PrimitiveCall<SendFields, ReceiveFields>): void {
-  if (!known.available) return;
-  const [text, field, operationName, variables]: [
-    string,
-    DocumentField,
-    string | undefined,
-    Record<string, unknown> | undefined,
-  ] =
-    call[0] === 'send'
-      ? [call[1].mutation, 'mutation', call[1].operation_name, call[1].variables]
-      : [call[1].query, 'query', call[1].operation_name, call[1].variables];
-  const parsed = parseOperation({ document: text, field, operationName });
-  checkAgainstSchema(known.schema, text, parsed, variables);
 }
 
 export interface GraphqlConnectorOptions {

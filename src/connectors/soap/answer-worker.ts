@@ -6,7 +6,7 @@
 import { type AnswerTask, bodyOf, type Failed, failed, moving, redactedText } from '../../transport/answer-worker-kit.ts';
 import { readSoapResponse } from './response.ts';
 import { shapeResult } from './result-shape.ts';
-import type { ComplexModel } from './schema-model.ts';
+import type { ComplexModel } from './type-model.ts';
 
 export type ResultMessage = { ok: true /** The result's JSON text. */; text: Uint8Array } | Failed;
 

@@ -1,5 +1,5 @@
 import { append } from './append.ts';
-import type { ComplexModel } from './schema-model.ts';
+import type { ComplexModel } from './type-model.ts';
 
 /**
  * In WSDL mode, the key of a value's derived type (`xsi:type`): in params, `"$type": "Circle"` sends a Circle where

@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import { xsdNamespaces } from './namespaces.ts';
-import type { XmlElement } from './xml-reader.ts';
+import type { XmlElement } from './xml-tree.ts';
 import { xsdToRe2 } from './xsd-regex.ts';
 
 /**

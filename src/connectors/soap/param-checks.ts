@@ -3,7 +3,7 @@ import { isJsonObject } from '../../core/json-object.ts';
 import { derivedType, typeKey, typeLabels } from './derived-types.ts';
 import { valueKeys } from './envelope.ts';
 import { facetProblem } from './facets.ts';
-import { type ComplexModel, type Particle, particleIndex, type SimpleModel, type TypeModel } from './schema-model.ts';
+import { type ComplexModel, type Particle, particleIndex, type SimpleModel, type TypeModel } from './type-model.ts';
 
 /**
  * Every problem of `value` (a params object) against the input's content model, at every depth, each with its full

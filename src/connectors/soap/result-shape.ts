@@ -9,7 +9,7 @@ import {
   type SimpleModel,
   simpleModelOf,
   type TypeModel,
-} from './schema-model.ts';
+} from './type-model.ts';
 import { xsiTypeOf } from './xml-reader.ts';
 
 /**

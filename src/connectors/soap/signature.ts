@@ -1,12 +1,6 @@
 import { typeLabels } from './derived-types.ts';
-import {
-  type AttributeModel,
-  type ComplexModel,
-  type Particle,
-  type SchemaModel,
-  simpleModelOf,
-  type TypeModel,
-} from './schema-model.ts';
+import type { SchemaModel } from './schema-model.ts';
+import { type AttributeModel, type ComplexModel, type Particle, simpleModelOf, type TypeModel } from './type-model.ts';
 import type { BoundMessage, BoundOperation, QName, WsdlPart } from './wsdl-documents.ts';
 
 /** One parameter as `test` shows it (docs/execute.md#signatures): nested to the depth the schema has, cut at 8 levels. */

@@ -1,6 +1,7 @@
 import { append } from './append.ts';
 import { soapBindingNamespaces, wsdlNamespace } from './namespaces.ts';
-import type { QName, XmlElement } from './xml-reader.ts';
+import type { QName } from './xml-reader.ts';
+import type { XmlElement } from './xml-tree.ts';
 
 /**
  * The WSDL 1.1 part of a WSDL (messages, port types, bindings, services), read from its documents' trees as the WSDL

@@ -3,8 +3,8 @@ import { isJsonObject } from '../../core/json-object.ts';
 import { derivedType, typeKey } from './derived-types.ts';
 import { envelopeNamespaces, type SoapVersion, valueKeys, XmlWriter } from './envelope.ts';
 import { soapEncodingNamespace, xmlNamespace, xsdNamespace, xsiNamespace } from './namespaces.ts';
-import { type ComplexModel, particleIndex, type TypeModel } from './schema-model.ts';
 import type { MessageLayout } from './signature.ts';
+import { type ComplexModel, particleIndex, type TypeModel } from './type-model.ts';
 
 export interface WsdlEnvelopeInput {
   /** The SOAP version of the port's binding. */

@@ -1,6 +1,7 @@
 import { ApiError } from '../../core/errors.ts';
 import { wsdlNamespace, xsdNamespaces } from './namespaces.ts';
-import { readXmlTree, type XmlElement, XmlNotWellFormed } from './xml-reader.ts';
+import { XmlNotWellFormed } from './xml-scanner.ts';
+import { readXmlTree, type XmlElement } from './xml-tree.ts';
 
 /** An `xs:schema` element, inline in a WSDL or a document of its own, and the namespace its components are in. */
 export interface LoadedSchema {

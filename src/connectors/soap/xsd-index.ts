@@ -1,7 +1,7 @@
 import { append } from './append.ts';
 import { xsdNamespaces } from './namespaces.ts';
 import type { LoadedSchema } from './wsdl-loader.ts';
-import type { XmlElement } from './xml-reader.ts';
+import type { XmlElement } from './xml-tree.ts';
 
 /** One schema document as its declarations read it: the namespace its components are in, and its form defaults. */
 export interface SchemaDocument {
@@ -17,6 +17,15 @@ export interface SchemaDocument {
 export interface Declared {
   node: XmlElement;
   schema: SchemaDocument;
+}
+
+/** A schema element's children in XML Schema's namespace (annotations and foreign extensions are other elements). */
+export function xsdChildren(node: XmlElement): XmlElement[] {
+  return node.children.filter((child) => xsdNamespaces.has(child.ns));
+}
+
+export function xsdChild(node: XmlElement, ...locals: string[]): XmlElement | undefined {
+  return node.children.find((child) => xsdNamespaces.has(child.ns) && locals.includes(child.local));
 }
 
 /** What a schema declares at its top level, by kind. */
@@ -112,5 +121,17 @@ export class SchemaIndex {
       if (declared !== undefined) return declared;
     }
     return this.#fallbackScope.get(prefix);
+  }
+
+  /**
+   * A QName written on a schema element, as a namespace and local name: its prefix looked up in the declarations in
+   * scope there (see prefix). An unprefixed name is looked for in the schema's own target namespace, as
+   * node-soap and zeep read the Glue and PHP generators' `type="Foo"` written without a default namespace.
+   */
+  resolve(qname: string, site: XmlElement, namespace: string | undefined): { ns: string | undefined; local: string } {
+    const colon = qname.indexOf(':');
+    const local = colon === -1 ? qname : qname.slice(colon + 1);
+    if (colon === -1) return { ns: namespace ?? this.schemaOf(site)?.tns, local };
+    return { ns: this.prefix(qname.slice(0, colon), site, namespace), local };
   }
 }
