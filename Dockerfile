@@ -27,7 +27,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 8080}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# Exactly `npm start`'s command, its Node flags included (test/start-flags.test.ts holds them the
+# Exactly `npm start`'s command, its Node flags included (test/system/start-flags.test.ts holds them the
 # same). Exec form: node is PID 1 and receives SIGTERM itself; the server handles it (in-flight
 # requests finish, usage counts are flushed) and exits 0.
 CMD ["node", "--max-semi-space-size=8", "bin/interchange.js", "serve"]

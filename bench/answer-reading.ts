@@ -1,6 +1,6 @@
 /**
  * `BENCH_ONLY=answer-reading npm run bench` (or `node bench/answer-reading.ts`): what reading hostile and large SOAP
- * answers costs, measured rather than asserted in the tests (test/upstream-bounds.test.ts holds what they do, this what
+ * answers costs, measured rather than asserted in the tests (test/api/upstream-bounds.test.ts holds what they do, this what
  * they cost; a loaded machine cannot fail it):
  *   - CPU to refuse an answer of 1,000,001 elements: its pre-scan refuses it before any parsing;
  *   - CPU to read a valid 10 MiB SOAP answer against a quarter of it, read first in the same run: linear reading reads

@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, testMasterKey } from '../test/helpers/postgres.ts';
-import { freePort } from '../test/helpers/processes.ts';
+import { createTestDatabase, testMasterKey } from '../test/support/postgres.ts';
+import { freePort } from '../test/support/processes.ts';
 import { type Child, rssMiB, runToEnd, spawnNode, startServer } from './children.ts';
 import { writeResultsSection } from './results.ts';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, openStorage, type Storage } from '../src/storage/database.ts';
 import { type Execution, ExecutionInserts } from '../src/storage/executions.ts';
-import { createTestDatabase } from '../test/helpers/postgres.ts';
+import { createTestDatabase } from '../test/support/postgres.ts';
 
 type Inserts = { insert(rows: ReadonlyArray<{ tenantId: string; execution: Execution }>): Promise<void> };
 type InsertsClass = new (db: Storage['db'], maxTexts?: number) => Inserts;

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { buildSchema, introspectionFromSchema } from 'graphql';
 import { parseOperation } from '../src/connectors/graphql/document.ts';
 import { checkAgainstSchema, schemaOfIntrospection } from '../src/connectors/graphql/upstream-schema.ts';
-import { realisticSchemaPath } from '../test/helpers/yoga-server.ts';
+import { realisticSchemaPath } from '../test/support/yoga-server.ts';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

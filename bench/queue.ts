@@ -7,7 +7,7 @@
  * BENCH_QUEUE_CALLS and BENCH_QUEUE_CONCURRENCY tune it; IX_WORKER_CONCURRENCY is the worker's (8 by default).
  */
 import { readFileSync } from 'node:fs';
-import { createTestDatabase, testMasterKey } from '../test/helpers/postgres.ts';
+import { createTestDatabase, testMasterKey } from '../test/support/postgres.ts';
 import { startServer } from './children.ts';
 
 const calls = Number(process.env.BENCH_QUEUE_CALLS ?? 1000);

@@ -3,11 +3,11 @@
  * case, as a Markdown table: the answer, the attempts it reports, the requests the upstream read whole and the time the
  * call took. One `interchange serve` in its own process on a temp SQLite file, GraphQL integrations with the default
  * retry settings (3 attempts, 200 ms first ceiling, 10 s longest) unless a case says otherwise, and upstreams that play
- * a script per connection (test/helpers/scripted-upstream.ts). Not a speed measure: the times show the waits.
+ * a script per connection (test/support/scripted-upstream.ts). Not a speed measure: the times show the waits.
  */
-import { cliJson } from '../test/helpers/cli.ts';
-import { type ServerProcess, startServer, tempDatabase } from '../test/helpers/processes.ts';
-import { failNThenSucceed, ok, reservedPort, type Script, scriptedUpstream } from '../test/helpers/scripted-upstream.ts';
+import { cliJson } from '../test/support/cli.ts';
+import { type ServerProcess, startServer, tempDatabase } from '../test/support/processes.ts';
+import { failNThenSucceed, ok, reservedPort, type Script, scriptedUpstream } from '../test/support/scripted-upstream.ts';
 
 interface Case {
   name: string;

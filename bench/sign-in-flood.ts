@@ -7,13 +7,13 @@
  *   2. Another person's sign-in from another address, alone and then during 400 parallel sign-ins from one address:
  *      their latency, and how long the flood took to drain.
  * Loopback addresses other than 127.0.0.1 are the other sources (Linux routes all of 127.0.0.0/8 to lo). Prints
- * figures; asserts nothing: the tests pin the behaviour (test/sign-in-limits.test.ts), this shows the time.
+ * figures; asserts nothing: the tests pin the behaviour (test/system/sign-in-limits.test.ts), this shows the time.
  * IX_SIGN_IN_* settings in the bench's environment are given to the server: IX_SIGN_IN_PER_ADDRESS=1000 takes the
  * password queue out of the way of part 1, to see the counts alone.
  */
 import { request } from 'node:http';
-import { cliJson } from '../test/helpers/cli.ts';
-import { runCliProcess as runCli, startServer, tempDatabase } from '../test/helpers/processes.ts';
+import { cliJson } from '../test/support/cli.ts';
+import { runCliProcess as runCli, startServer, tempDatabase } from '../test/support/processes.ts';
 import { startServer as startChild } from './children.ts';
 
 const password = 'correct horse battery staple';

@@ -1,6 +1,6 @@
 /**
  * The upstream of the warm SOAP bench (bench/soap.ts), in a process of its own: the calculator WSDL
- * (test/fixtures/soap/calculator.wsdl) at `GET /calc?wsdl`, and at `POST /calc` an answer made once and sent at
+ * (test/support/fixtures/soap/calculator.wsdl) at `GET /calc?wsdl`, and at `POST /calc` an answer made once and sent at
  * once: Add's (`<AddResult>5</AddResult>`), SumList's (its large request is what is measured), or for GetOrder an order of `lines` lines (about 10 MB for 100,000), so
  * that what is measured is the client.
  *   node bench/soap-upstream.ts LINES   → prints {"port": N} when listening on 127.0.0.1
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 const lines = Number(process.argv[2] ?? 100_000);
-const wsdl = readFileSync(join(import.meta.dirname, '../test/fixtures/soap/calculator.wsdl'));
+const wsdl = readFileSync(join(import.meta.dirname, '../test/support/fixtures/soap/calculator.wsdl'));
 const envelope = (body: string) =>
   Buffer.from(
     '<?xml version="1.0" encoding="UTF-8"?><S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/">' +

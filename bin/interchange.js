@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
-// --max-semi-space-size=8 (also in package.json's start script and the Dockerfile's command; test/start-flags.test.ts
+// --max-semi-space-size=8 (also in package.json's start script and the Dockerfile's command; test/system/start-flags.test.ts
 // keeps them the same): V8's young generation stops growing at 8 MiB per semi-space. A gateway's calls in flight are
 // short-lived objects held across an upstream wait; left at V8's default, the young generation grew to 120 MiB with
 // 2,000 calls in flight and stayed there. Measured (bench/RESULTS.md, README: Benchmarks): peak RSS 335 → ~250 MiB

@@ -1,7 +1,7 @@
 /**
  * `npm run demo:upstreams`: two upstreams on 127.0.0.1 to try Interchange on (README: Quick start), until Ctrl-C:
  *   - a GraphQL API of 25 users, Relay-style (`users(first, after)`), on DEMO_GRAPHQL_PORT (4000): the tests' own
- *     server (test/helpers/graphql-server.ts), on graphql-js;
+ *     server (test/support/graphql-server.ts), on graphql-js;
  *   - a SOAP calculator with a WSDL (document/literal: Add and Subtract of two ints) on DEMO_SOAP_PORT (4001), served
  *     by node-soap.
  * A port of 0 takes a free one. Prints where each listens, one line each, then waits.
@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen } from 'soap';
-import { startGraphqlServer } from '../test/helpers/graphql-server.ts';
+import { startGraphqlServer } from '../test/support/graphql-server.ts';
 
 const calculatorWsdl = `<?xml version="1.0" encoding="UTF-8"?>
 <wsdl:definitions xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/"

@@ -27,7 +27,7 @@ command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # tinyproxy is the real forwarding proxy of the HTTPS_PROXY tests.
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
-# docker-compose reads the compose files as Debian's Compose does (test/deploy-files.test.ts).
+# docker-compose reads the compose files as Debian's Compose does (test/interop/deploy-files.test.ts).
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -4,7 +4,7 @@
  * default 1,000; 90 gives ~86,000 records a page). In a process of its own, so that
  * writing the pages costs the gateway's event loop nothing. Prints {"url": "…"} once it listens on 127.0.0.1.
  */
-import { pagedUpstream } from '../../test/helpers/limit-upstreams.ts';
+import { pagedUpstream } from '../../test/support/limit-upstreams.ts';
 
 const upstream = await pagedUpstream({
   pageBytes: Number(process.env.PAGE_BYTES ?? 9_800_000),

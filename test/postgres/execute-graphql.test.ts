@@ -1,3 +1,0 @@
-// The execute-graphql suite again, on PostgreSQL: the harness gives each suite a fresh database.
-process.env.IX_TEST_STORAGE = 'postgres';
-await import('../execute-graphql.test.ts');

@@ -1,3 +1,0 @@
-// The http-conventions suite again, on PostgreSQL: the harness gives each suite a fresh database.
-process.env.IX_TEST_STORAGE = 'postgres';
-await import('../http-conventions.test.ts');

@@ -1,3 +1,0 @@
-// The request-limits suite again, on PostgreSQL: the harness gives each suite a fresh database.
-process.env.IX_TEST_STORAGE = 'postgres';
-await import('../request-limits.test.ts');
