@@ -4,7 +4,7 @@ import { build } from './app.ts';
 import { type Config, sqlitePath } from './config/config.ts';
 import { displayUrl } from './core/display-url.ts';
 import { packageVersion as version } from './core/version.ts';
-import { entryPaths } from './routes/root.ts';
+import { entryPaths, metricsPath } from './routes/root.ts';
 import { describeMasterKeySource, type MasterKeySource } from './secrets/master-key.ts';
 
 export interface RunningServer {
@@ -93,10 +93,10 @@ function metricsUrlOf(config: Config, metricsServer: Server | undefined): string
  * // 'Interchange 0.1.0 listening on http://127.0.0.1:8080: API …/api/v1, console …/console, docs …/docs, metrics …/metrics'
  */
 export function listeningText(address: string, metricsUrl: string | undefined): string {
-  const links = entryPaths({ metricsPort: metricsUrl === undefined ? undefined : 0 });
+  const links = entryPaths({ metricsPort: undefined });
   return (
     `Interchange ${version()} listening on ${address}: API ${address}${links.api}, console ${address}${links.console}, ` +
-    `docs ${address}${links.docs}, metrics ${metricsUrl ?? `${address}${links.metrics}`}`
+    `docs ${address}${links.docs}, metrics ${metricsUrl ?? `${address}${metricsPath}`}`
   );
 }
 

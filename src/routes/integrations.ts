@@ -56,6 +56,11 @@ function notFound(id: string): ApiError {
   return new ApiError('not_found', `No integration ${id}.`);
 }
 
+/** Five writes in a row lost their race with other requests' (a write and a delete retry alike). */
+function changedByOthers(id: string): ApiError {
+  return new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
+}
+
 /** The conditional headers a write takes (docs/api.md#conditional-requests). */
 const conditionalHeaders = (ifNoneMatch: boolean) => ({
   type: 'object',
@@ -112,7 +117,7 @@ async function writeIntegration(
       return { saved, created: !existing, definition: plan.definition };
     }
   }
-  throw new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
+  throw changedByOthers(id);
 }
 
 export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -277,7 +282,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           return ok({ id, deleted: true });
         }
       }
-      throw new ApiError('conflict', `Integration ${id} is being changed by another request; try again.`);
+      throw changedByOthers(id);
     },
   );
 }

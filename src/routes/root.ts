@@ -3,6 +3,9 @@ import type { Config } from '../config/config.ts';
 import { packageVersion } from '../core/version.ts';
 import { ok } from '../http/envelope.ts';
 
+/** Where the metrics are on the API's port (without METRICS_PORT). */
+export const metricsPath = '/metrics';
+
 /** The paths a person or a client starts from (README: Quick start); /metrics only when it is served here. */
 export function entryPaths(config: Pick<Config, 'metricsPort'>) {
   return {
@@ -12,7 +15,7 @@ export function entryPaths(config: Pick<Config, 'metricsPort'>) {
     openapi: '/api/v1/openapi.json',
     health: '/healthz',
     ready: '/readyz',
-    ...(config.metricsPort === undefined && { metrics: '/metrics' }),
+    ...(config.metricsPort === undefined && { metrics: metricsPath }),
   };
 }
 
