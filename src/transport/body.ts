@@ -42,9 +42,12 @@ export class ReadBody {
     return this.#whole;
   }
 
-  /** The pieces, in order, not joined. */
+  /**
+   * The pieces, in order, not joined; the same ones whether or not `whole` was asked for, so that moving them to a
+   * worker (`owned`) never detaches the buffer `whole` gave out.
+   */
   get parts(): readonly Buffer[] {
-    return this.#whole ? [this.#whole] : this.#parts;
+    return this.#parts;
   }
 }
 
