@@ -3,9 +3,9 @@ import { nowIso } from '../core/ids.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
 import { insertQueuedExecution, queuedOf } from '../storage/async-executions.ts';
-import { type StorageHealth, storageUnavailable } from '../storage/availability.ts';
+import { isStorageUnavailable, type StorageHealth, storageUnavailable } from '../storage/availability.ts';
 import type { Db } from '../storage/database.ts';
-import { newExecutionId } from '../storage/executions.ts';
+import { findExecution, newExecutionId } from '../storage/executions.ts';
 import type { BoundRun } from './bound-run.ts';
 import { type Acceptance, answerOf, type ExecuteCall } from './call.ts';
 import { checkWithConnection } from './executor.ts';
@@ -67,29 +67,50 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
     return { accepted: false, answer: answerOf(outcome, reply) };
   }
   const job = sealedJob(deps.masterKey, call, executionId);
-  await deps.db.transaction().execute(async (trx) => {
-    await insertQueuedExecution(trx, call.tenantId, {
-      id: executionId,
-      integration_id: stored.id,
-      connector: stored.connector,
-      operation: call.operation,
-      mode: 'async',
-      status: 'queued',
-      http_status: null,
-      error_code: null,
-      error_message: null,
-      error_details: null,
-      message_count: 0,
-      duration_ms: 0,
-      attempts: 0,
-      api_key_id: call.keyId,
-      user_id: call.userId,
-      request_id: call.requestId,
-      started_at: startedAt,
-      finished_at: null,
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await insertQueuedExecution(trx, call.tenantId, {
+        id: executionId,
+        integration_id: stored.id,
+        connector: stored.connector,
+        operation: call.operation,
+        mode: 'async',
+        status: 'queued',
+        http_status: null,
+        error_code: null,
+        error_message: null,
+        error_details: null,
+        message_count: 0,
+        duration_ms: 0,
+        attempts: 0,
+        api_key_id: call.keyId,
+        user_id: call.userId,
+        request_id: call.requestId,
+        started_at: startedAt,
+        finished_at: null,
+      });
+      await deps.queue.send('executions', job, { db: trx, fairKey: call.tenantId });
     });
-    await deps.queue.send('executions', job, { db: trx, fairKey: call.tenantId });
-  });
+  } catch (error) {
+    // Storage failed at the commit, whose answer may be all that was lost: whether the execution is stored says if the
+    // call was queued. Queued, it is answered 202 as if nothing had failed (a retry with its Idempotency-Key replays
+    // that, never queues it twice); not queued, the storage error is the answer, and the key goes back.
+    if (!isStorageUnavailable(error) || !(await storedAfterAll(deps, call.tenantId, executionId))) throw error;
+  }
   deps.queue.committed('executions');
   return { accepted: true, executionId };
+}
+
+/** Whether the execution is stored, asked once storage answers again (a storage error waits for its return). */
+async function storedAfterAll(deps: AcceptDeps, tenantId: string, executionId: string): Promise<boolean> {
+  const health = deps.storageHealth;
+  for (;;) {
+    try {
+      return (await findExecution(deps.db, tenantId, executionId)) !== undefined;
+    } catch (error) {
+      if (!isStorageUnavailable(error) || health.closed) throw error;
+      health.failed(error);
+      await health.returned();
+    }
+  }
 }
