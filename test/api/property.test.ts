@@ -119,8 +119,12 @@ describe('property: every answer is in the contract, whatever the request', () =
     assert.deepEqual(others, {}, 'an execute call changed stored rows');
     const key = request.headers['idempotency-key'];
     if (idempotency) {
-      // The answer is kept for a replay when the call ran: a success, or an upstream failure (5xx).
-      const kept = res.statusCode < 300 || res.statusCode >= 500;
+      // The answer is kept for a replay when the call ran: a success, an upstream failure (5xx), or a refusal after a
+      // write reached the upstream (a sync whose outbound part was sent, refused at its inbound stage): giving its key
+      // back would let a retry send the write again (http/idempotency.ts givesKeyBack).
+      const details = body.error?.details;
+      const wrote = details?.stage === 'inbound' && details.outbound !== undefined;
+      const kept = res.statusCode < 300 || res.statusCode >= 500 || wrote;
       assert.ok(kept && key !== undefined && idempotency.removed.length === 0, 'idempotency_keys changed');
       assert.equal(idempotency.added.length, 1);
       const row = JSON.parse(idempotency.added[0]);
