@@ -154,17 +154,21 @@ export function addressRefusal(waitSeconds: number): ApiError {
     'rate_limited',
     `Too many failed authentications from this address; retry in ${waitSeconds} seconds.`,
     { reason: 'auth_failures' },
+    { retryAfterSeconds: waitSeconds },
   );
-  refused.retryAfterSeconds = waitSeconds;
   return refused;
 }
 
 /** The lockout's refusal of an account (docs/people-and-console.md#sign-in). */
 export function accountRefusal(waitSeconds: number): ApiError {
-  const refused = new ApiError('rate_limited', `Too many failed sign-ins for this account; retry in ${waitSeconds} seconds.`, {
-    reason: 'account_lockout',
-  });
-  refused.retryAfterSeconds = waitSeconds;
+  const refused = new ApiError(
+    'rate_limited',
+    `Too many failed sign-ins for this account; retry in ${waitSeconds} seconds.`,
+    {
+      reason: 'account_lockout',
+    },
+    { retryAfterSeconds: waitSeconds },
+  );
   return refused;
 }
 

@@ -15,8 +15,7 @@ const busyMessages: Record<QueueRefusal, string> = {
 
 /** A full password queue: the sign-in was not tried, so nothing was counted; a second later there is room again. */
 function busy(refusal: QueueRefusal): ApiError {
-  const refused = new ApiError('rate_limited', busyMessages[refusal], { reason: 'sign_in_busy' });
-  refused.retryAfterSeconds = 1;
+  const refused = new ApiError('rate_limited', busyMessages[refusal], { reason: 'sign_in_busy' }, { retryAfterSeconds: 1 });
   return refused;
 }
 

@@ -54,21 +54,29 @@ export interface ValidationIssue {
 }
 
 /** An expected failure: a catalogue code, a human sentence and optional code-specific details. */
+/** What a failure may carry beside its details: the upstream's GraphQL errors, and how long to wait before a retry. */
+export interface ApiErrorExtra {
+  upstreamErrors?: unknown[];
+  retryAfterSeconds?: number;
+}
+
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
   /** GraphQL `errors` from upstream: shown at the top level of the failure body (docs/execute.md#graphql-errors). */
-  upstreamErrors: unknown[] | undefined;
+  readonly upstreamErrors: unknown[] | undefined;
   /** Sent as the Retry-After header with the failure. */
-  retryAfterSeconds: number | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>) {
+  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, extra: ApiErrorExtra = {}) {
     super(message ?? errorCatalogue[code][1]);
     this.code = code;
     this.status = errorCatalogue[code][0];
     this.details = details;
+    this.upstreamErrors = extra.upstreamErrors;
+    this.retryAfterSeconds = extra.retryAfterSeconds;
   }
 
   /**
@@ -79,10 +87,8 @@ export class ApiError extends Error {
    * @example failure.withDetails({ stage: 'inbound' })
    */
   withDetails(extra: Record<string, unknown>): ApiError {
-    const copy = new ApiError(this.code, this.message, { ...this.details, ...extra });
-    copy.upstreamErrors = this.upstreamErrors;
-    copy.retryAfterSeconds = this.retryAfterSeconds;
-    return copy;
+    const { upstreamErrors, retryAfterSeconds } = this;
+    return new ApiError(this.code, this.message, { ...this.details, ...extra }, { upstreamErrors, retryAfterSeconds });
   }
 }
 

@@ -43,8 +43,8 @@ export class Admission {
       'rate_limited',
       `This tenant already has ${this.#tenants.limit} executes running on this instance; retry when one has finished.`,
       { reason: 'concurrency', limit: this.#tenants.limit },
+      { retryAfterSeconds: 1 },
     );
-    refused.retryAfterSeconds = 1;
     throw refused;
   }
 
@@ -62,8 +62,8 @@ export class Admission {
         'rate_limited',
         `Integration ${stored.id} already has ${limit} calls running on this instance (its max_concurrency), and none ended within 1 s; retry later.`,
         { reason: 'integration_concurrency', limit },
+        { retryAfterSeconds: 1 },
       );
-      refused.retryAfterSeconds = 1;
       throw refused;
     });
   }

@@ -43,8 +43,8 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
       'rate_limited',
       `This tenant already has ${cap} async executions queued (IX_TENANT_QUEUED_MAX); retry when some have run.`,
       { reason: 'queue', limit: cap },
+      { retryAfterSeconds: 5 },
     );
-    refused.retryAfterSeconds = 5;
     throw refused;
   }
   const executionId = newExecutionId();
@@ -53,12 +53,12 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
   const budget = deps.runner.budget(call.tenantId, deps.executeDeadlineSeconds, started);
   let bound: BoundRun | undefined;
   try {
-    bound = deps.resolver.bind(stored, budget, call);
+    bound = deps.resolver.bind(deps.resolver.resolve(stored, call), budget);
     bound.accepting = true;
     await checkWithConnection(bound.definition, bound.connection, call.operation, call.fields);
   } catch (thrown) {
     const outcome = failedBeforeRun(executionId, stored.connector, thrown, {
-      upstreamMs: budget.upstreamMs,
+      upstreamMs: budget.stats.upstreamMs,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
     });

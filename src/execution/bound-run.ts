@@ -6,7 +6,6 @@ import type { CredentialsForExecute, UpstreamCredentials } from '../credentials/
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
 import type { TlsConfig } from '../egress/tls.ts';
 import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
-import type { RetrySettings } from '../resilience/retry.ts';
 import type { SecretMatcherCache } from '../secrets/matcher-cache.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
@@ -62,10 +61,6 @@ export class BoundRun implements ConnectorContext {
 
   get tls(): TlsConfig | undefined {
     return this.#resolved.integration.settings.tls;
-  }
-
-  get retry(): RetrySettings {
-    return this.#resolved.integration.settings.retry;
   }
 
   get upstreamMaxBytes(): number {

@@ -214,11 +214,11 @@ async function runSend(
   prepared: boolean,
 ): Promise<ConnectorResult> {
   if (!prepared) await prepare(connection, 'send', fields);
-  const postsBefore = budget.postsSent;
+  const postsBefore = budget.stats.posts;
   try {
     return await connection.send(fields);
   } finally {
-    if (budget.postsSent > postsBefore) budget.wroteUpstream = true;
+    if (budget.stats.posts > postsBefore) budget.stats.wroteUpstream = true;
   }
 }
 

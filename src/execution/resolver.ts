@@ -72,19 +72,22 @@ export class IntegrationResolver {
   }
 
   /**
-   * The integration's connector bound for one run, with its credentials and dispatcher; throws when it cannot run.
-   * The operation and the fields' schemas are checked before the integration is decrypted (`request`); what the
-   * connector finds wrong comes after, from the connection (`prepare`): connect does no I/O, so such a request costs no
-   * upstream call.
+   * The integration ready to be bound: its connector found and the integration decrypted (once per stored version);
+   * throws when it cannot run. The operation and the fields' schemas are checked before the integration is decrypted
+   * (`request`).
    */
-  bind(
-    stored: StoredIntegration,
-    budget: ExecuteBudget,
-    request?: { operation: Operation; fields: Record<string, unknown> },
-  ): BoundRun {
+  resolve(stored: StoredIntegration, request?: { operation: Operation; fields: Record<string, unknown> }): Resolved {
     const definition = this.#definition(stored);
     if (request) checkExecuteRequest(definition, request.operation, request.fields);
-    return new BoundRun(this.#deps.shared, this.#resolve(definition, stored), budget);
+    return this.#resolve(definition, stored);
+  }
+
+  /**
+   * The resolved integration's connection, bound for one run with its budget. What the connector finds wrong comes
+   * after, from the connection (`prepare`): connect does no I/O, so such a request costs no upstream call.
+   */
+  bind(resolved: Resolved, budget: ExecuteBudget): BoundRun {
+    return new BoundRun(this.#deps.shared, resolved, budget);
   }
 
   /** The stored integration's connector, or integration_misconfigured when this service no longer offers it. */

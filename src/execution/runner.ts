@@ -5,10 +5,10 @@ import type { Admission, CircuitBreakers, CircuitState } from '../resilience/bre
 import { integrationKey } from '../resilience/config.ts';
 import type { FairTurns } from '../resilience/fair-turns.ts';
 import type { ResilienceMetrics } from '../resilience/metrics.ts';
-import { failureKind, isUpstreamOutage } from '../resilience/retry.ts';
+import { type FailureKind, failureKind, isUpstreamOutage } from '../resilience/retry.ts';
 import { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { StoredIntegration } from '../storage/integrations.ts';
-import { ExecuteBudget } from '../transport/budget.ts';
+import { ExecuteBudget, plainUpstream, type UpstreamPolicy } from '../transport/budget.ts';
 import type { BoundRun } from './bound-run.ts';
 import type { ExecuteCall } from './call.ts';
 import { runExecute } from './executor.ts';
@@ -43,8 +43,8 @@ function circuitOpen(integrationId: string, admission: Extract<Admission, { ok: 
     'upstream_circuit_open',
     `Calls to integration ${integrationId} failed one after another, so its circuit breaker is open: calls fail at once for ${admission.retryAfterSeconds} s more, then one trial call goes through.`,
     { circuit: 'open', attempts: 0 },
+    { retryAfterSeconds: admission.retryAfterSeconds },
   );
-  refused.retryAfterSeconds = admission.retryAfterSeconds;
   return refused;
 }
 
@@ -86,43 +86,58 @@ export class ExecutionRunner {
     this.#deps = deps;
   }
 
-  /** A budget of IX_EXECUTE_MAX_BYTES and `deadlineSeconds` from `started`, whose upstream work takes the tenant's turns. */
-  budget(tenantId: string, deadlineSeconds: number, started = performance.now()): ExecuteBudget {
-    const budget = new ExecuteBudget({ maxBytes: this.#deps.executeMaxBytes, deadlineMs: deadlineSeconds * 1000 }, started);
-    budget.takeTurn = () => this.#deps.turns.take(tenantId);
-    return budget;
+  /**
+   * A budget of IX_EXECUTE_MAX_BYTES and `deadlineSeconds` from `started`, whose upstream work takes the tenant's turns
+   * and follows `policy` (retries, the breaker); without one, each request goes out once.
+   */
+  budget(
+    tenantId: string,
+    deadlineSeconds: number,
+    started = performance.now(),
+    policy: Omit<UpstreamPolicy, 'takeTurn'> = plainUpstream,
+  ): ExecuteBudget {
+    const { turns, executeMaxBytes: maxBytes } = this.#deps;
+    const takeTurn = () => turns.take(tenantId);
+    return new ExecuteBudget({ maxBytes, deadlineMs: deadlineSeconds * 1000 }, { ...policy, takeTurn }, started);
   }
 
   /** Chained callbacks, not an async function, for the frame the upstream wait would hold. */
   run(call: ExecuteCall, stored: StoredIntegration, executionId: string, deadlineSeconds: number): Promise<Outcome> {
     const started = performance.now();
-    const budget = this.budget(call.tenantId, deadlineSeconds, started);
     const { breakers, resilience, resolver } = this.#deps;
     const key = integrationKey(call.tenantId, stored.id);
     const connector = stored.connector;
-    budget.onRetry = (kind) => resilience.retried(connector, kind);
-    // The integration's circuit breaker is asked before the call's first upstream request (the transport's gate): a
+    // The integration's circuit breaker is asked before the call's first upstream request (the policy's admit): a
     // call its own checks refuse never asks it. `test` always goes through and changes nothing in it.
     let admission: Extract<Admission, { ok: true }> | undefined;
     // A call the open breaker refused tried the upstream 0 times (its record's `attempts`).
     let refusedOpen = false;
-    if (call.operation !== 'test') {
-      budget.gate = () =>
-        breakers.admit(key).then((admitted) => {
-          if (!admitted.ok) {
-            refusedOpen = true;
-            resilience.refusedOpen(connector);
-            throw circuitOpen(stored.id, admitted);
-          }
-          admission = admitted;
-        });
-    }
+    const admit =
+      call.operation === 'test'
+        ? undefined
+        : () =>
+            breakers.admit(key).then((admitted) => {
+              if (!admitted.ok) {
+                refusedOpen = true;
+                resilience.refusedOpen(connector);
+                throw circuitOpen(stored.id, admitted);
+              }
+              admission = admitted;
+            });
+    const retried = (kind: FailureKind) => resilience.retried(connector, kind);
+    // Made once the integration is resolved (its retry settings); a call refused before has spent nothing.
+    let budget: ExecuteBudget | undefined;
     let bound: BoundRun | undefined;
     let running: Promise<ConnectorResult>;
     try {
-      const run = resolver.bind(stored, budget, call);
+      const resolved = resolver.resolve(stored, call);
+      budget = this.budget(call.tenantId, deadlineSeconds, started, {
+        retry: resolved.integration.settings.retry,
+        admit,
+        retried,
+      });
+      const run = resolver.bind(resolved, budget);
       bound = run;
-      budget.retry = run.retry;
       running = runExecute(run.definition, run.connection, call.operation, call.fields, budget);
       if (call.operation === 'test') running = running.then((ran) => withCertificateWarnings(ran, run.tls));
     } catch (error) {
@@ -142,9 +157,9 @@ export class ExecutionRunner {
       connector,
       result,
       thrown,
-      reachedUpstream: budget.wroteUpstream,
-      attempts: refusedOpen ? 0 : budget.attempts,
-      upstreamMs: budget.upstreamMs,
+      reachedUpstream: budget?.stats.wroteUpstream ?? false,
+      attempts: refusedOpen ? 0 : (budget?.stats.attempts ?? 1),
+      upstreamMs: budget?.stats.upstreamMs ?? 0,
       totalMs: performance.now() - started,
       secrets: bound?.redaction() ?? SecretMatcher.none,
     });

@@ -139,9 +139,9 @@ export class ExecutionService {
     const stored = await this.#resolver.find(tenantId, integrationId);
     if (!stored) throw new ApiError('not_found', `No integration ${integrationId}.`);
     const { executeMaxBytes: maxBytes, executeDeadlineSeconds } = this.#deps.config;
-    const budget = new ExecuteBudget({ maxBytes, deadlineMs: executeDeadlineSeconds * 1000 });
-    const run = this.#resolver.bind(stored, budget);
-    budget.retry = run.retry;
+    const resolved = this.#resolver.resolve(stored);
+    const limits = { maxBytes, deadlineMs: executeDeadlineSeconds * 1000 };
+    const run = this.#resolver.bind(resolved, new ExecuteBudget(limits, { retry: resolved.integration.settings.retry }));
     const { connection, definition } = run;
     if (!connection.schema) {
       throw new ApiError('unsupported_operation', `The ${definition.id} connector has no schema to show.`, {

@@ -60,8 +60,8 @@ export function storageUnavailable(): ApiError {
     'service_unavailable',
     'Storage is unavailable for a moment (the database restarts, fails over or is full); nothing was changed or sent. Retry after the time in Retry-After.',
     { reason: 'storage' },
+    { retryAfterSeconds: storageRetryAfterSeconds },
   );
-  refused.retryAfterSeconds = storageRetryAfterSeconds;
   return refused;
 }
 

@@ -73,9 +73,7 @@ export class AnswerWorkers {
 
 /** A failure that a worker thread met, as the ApiError it was there. */
 export function failureOf(failure: FailureMessage): ApiError {
-  const error = new ApiError(failure.code, failure.message, failure.details);
-  error.upstreamErrors = failure.upstreamErrors;
-  return error;
+  return new ApiError(failure.code, failure.message, failure.details, { upstreamErrors: failure.upstreamErrors });
 }
 
 /** A worker's text as a Buffer over the same memory. */

@@ -119,7 +119,7 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
  */
 export function sendUpstream(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<UpstreamResponse> {
   // The integration's circuit breaker is asked before the execute's first request, not before anything it refuses.
-  const gate = upstream.budget?.passGate();
+  const gate = upstream.budget?.admit();
   return gate ? gate.then(() => attempt(dispatcher, upstream, 1)) : attempt(dispatcher, upstream, 1);
 }
 
@@ -142,7 +142,8 @@ function retriedStatus(status: number): boolean {
  */
 function attempt(dispatcher: Dispatcher, upstream: UpstreamRequest, n: number): Promise<UpstreamResponse> {
   const budget = upstream.budget;
-  const retrying = budget?.retry !== undefined && n < budget.retry.maxAttempts;
+  const retry = budget?.policy.retry;
+  const retrying = retry !== undefined && n < retry.maxAttempts;
   // Whether a write's bytes may have left is asked of the transport only when a retry could turn on it.
   const watch = retrying && isWrite(upstream) ? watchSending(dispatcher) : undefined;
   const via = watch?.dispatcher ?? dispatcher;
@@ -175,20 +176,20 @@ function retried(
   retryAfter?: number,
 ): Promise<UpstreamResponse> | undefined {
   const budget = upstream.budget;
-  if (budget?.retry === undefined) return undefined;
+  const settings = budget?.policy.retry;
+  if (budget === undefined || settings === undefined) return undefined;
   const decision = retryDecision({
     kind,
     operationChangesNothing: !isWrite(upstream),
     surelyNotSent,
     attempt: n,
-    settings: budget.retry,
+    settings,
     remainingMs: Math.min(budget.remainingMs(), (upstream.endsAt ?? Number.POSITIVE_INFINITY) - performance.now()),
     retryAfterMs: retryAfter,
-    random: budget.random,
+    random: () => budget.random(),
   });
   if (!decision.retry) return undefined;
-  budget.retries += 1;
-  budget.onRetry(kind);
+  budget.countRetry(kind);
   return budget.sleep(decision.delayMs).then(() => attempt(dispatcher, upstream, n + 1));
 }
 
@@ -264,10 +265,10 @@ async function send(dispatcher: Dispatcher, upstream: UpstreamRequest): Promise<
     throw failure;
   } finally {
     clearTimeout(timer);
-    if (budget) budget.upstreamMs += performance.now() - began;
+    if (budget) budget.stats.upstreamMs += performance.now() - began;
     // A POST counts once it may have reached the upstream (it may have changed something there): not when the
     // egress policy, DNS or a refused connection stopped it before a byte left.
-    if (connected && upstream.method === 'POST' && upstream.write !== false) budget?.countPost();
+    if (budget && connected && upstream.method === 'POST' && upstream.write !== false) budget.stats.posts += 1;
   }
 }
 

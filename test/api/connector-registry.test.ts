@@ -42,7 +42,7 @@ const echoConnector = defineConnector<typeof messageSchema, typeof messageSchema
       },
       async send(fields) {
         if (fields.fail === 'bug') throw new TypeError('a bug in the echo connector');
-        context.budget.countPost();
+        context.budget.stats.posts += 1;
         if (fields.fail === 'after-write') throw new Error('lost the answer after writing');
         return answer('send', fields.message);
       },

@@ -8,6 +8,7 @@ import pino from 'pino';
 import type { ConnectorResult } from '../../src/connectors/connector.ts';
 import { ApiError } from '../../src/core/errors.ts';
 import { Admission } from '../../src/execution/admission.ts';
+import type { BoundRun, Resolved } from '../../src/execution/bound-run.ts';
 import type { ExecuteCall } from '../../src/execution/call.ts';
 import type { ExecutionEvents } from '../../src/execution/events.ts';
 import { ExecutionRecorder } from '../../src/execution/recorder.ts';
@@ -19,11 +20,13 @@ import type { CircuitBreakers } from '../../src/resilience/breaker.ts';
 import { FairTurns } from '../../src/resilience/fair-turns.ts';
 import { IntegrationConcurrency } from '../../src/resilience/integration-concurrency.ts';
 import type { ResilienceMetrics } from '../../src/resilience/metrics.ts';
+import { defaultRetrySettings, type RetrySettings } from '../../src/resilience/retry.ts';
 import { SecretMatcher } from '../../src/secrets/secret-matcher.ts';
 import type { StorageHealth } from '../../src/storage/availability.ts';
 import type { ExecutionLog } from '../../src/storage/execution-log.ts';
 import type { Execution } from '../../src/storage/executions.ts';
 import type { StoredIntegration } from '../../src/storage/integrations.ts';
+import type { ExecuteBudget } from '../../src/transport/budget.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -189,7 +192,7 @@ describe('ExecutionRunner', () => {
   test('an integration that cannot be bound ends as its failure, never a rejection; nothing was sent', async () => {
     const misconfigured = new ApiError('integration_misconfigured', 'no base_url');
     const ran = await runner({
-      bind: () => {
+      resolve: () => {
         throw misconfigured;
       },
     }).run(call(), stored(), 'exe_2', 5);
@@ -203,7 +206,7 @@ describe('ExecutionRunner', () => {
   test('test: its failure carries the circuit breaker’s state, as the connection test reports it', async () => {
     const ran = await runner(
       {
-        bind: () => {
+        resolve: () => {
           throw new ApiError('integration_misconfigured', 'no base_url');
         },
       },
@@ -211,6 +214,68 @@ describe('ExecutionRunner', () => {
     ).run(call('test'), stored(), 'exe_3', 5);
     assert.ok(ran.thrown instanceof ApiError);
     assert.equal(ran.thrown.details?.circuit, 'open');
+  });
+
+  /**
+   * A resolver whose integration has `retry` and whose connection's receive does what `receive` does with the budget
+   * it was bound with, as a connector's requests would through the transport.
+   */
+  const resolving = (
+    retry: RetrySettings | undefined,
+    receive: (budget: ExecuteBudget) => Promise<ConnectorResult>,
+  ): Partial<IntegrationResolver> => ({
+    resolve: () => ({ integration: { settings: { retry } } }) as unknown as Resolved,
+    bind: (_resolved, budget) =>
+      ({
+        definition: {},
+        connection: { prepare: async () => [], receive: () => receive(budget), test: () => receive(budget) },
+        redaction: () => SecretMatcher.none,
+      }) as unknown as BoundRun,
+  });
+
+  test("the budget's policy is the integration's: its retry settings, the breaker asked once before the first request", async () => {
+    let asked = 0;
+    const seen: Array<RetrySettings | undefined> = [];
+    const open = {
+      admit: async () => {
+        asked += 1;
+        return { ok: false, retryAfterSeconds: 7 };
+      },
+      state: async () => 'open',
+      record: async () => false,
+    } as unknown as CircuitBreakers;
+    const r = new ExecutionRunner({
+      executeMaxBytes: 1024,
+      turns: new FairTurns(),
+      breakers: open,
+      resilience: fakeResilience(),
+      resolver: resolving(defaultRetrySettings, async (budget) => {
+        seen.push(budget.policy.retry);
+        await budget.admit();
+        assert.equal(budget.admit(), undefined, 'the breaker is asked once per execute');
+        return { data: {}, messageCount: 0 };
+      }) as IntegrationResolver,
+    });
+    const ran = await r.run(call(), stored(), 'exe_4', 5);
+    assert.deepEqual(seen, [defaultRetrySettings]);
+    assert.equal(asked, 1);
+    assert.ok(ran.thrown instanceof ApiError);
+    assert.equal(ran.thrown.code, 'upstream_circuit_open');
+    assert.equal(ran.thrown.retryAfterSeconds, 7);
+    assert.equal(ran.attempts, 0, 'a call the open breaker refused tried the upstream 0 times');
+  });
+
+  test('test: the breaker is never asked; the stats the requests added are the outcome’s', async () => {
+    const ran = await runner(
+      resolving(undefined, async (budget) => {
+        assert.equal(budget.admit(), undefined);
+        budget.stats.retries = 2;
+        budget.stats.upstreamMs = 40;
+        return { data: { details: {} }, messageCount: 0 };
+      }),
+    ).run(call('test'), stored(), 'exe_5', 5);
+    assert.equal(ran.thrown, undefined);
+    assert.deepEqual([ran.attempts, ran.upstreamMs, ran.reachedUpstream], [3, 40, false]);
   });
 
   test('its budget is IX_EXECUTE_MAX_BYTES and the deadline given', () => {

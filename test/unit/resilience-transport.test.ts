@@ -44,16 +44,20 @@ async function call(
   changesNothing: boolean,
   options: { dispatcher?: Dispatcher; beforeRetry?: () => Promise<void> } = {},
 ): Promise<CallResult> {
-  const budget = new ExecuteBudget({ maxBytes: 1 << 20, deadlineMs: 60_000 });
-  budget.retry = defaultRetrySettings;
-  budget.random = () => 0.5;
   const waits: number[] = [];
   const retriedAfter: FailureKind[] = [];
-  budget.sleep = async (ms) => {
-    waits.push(ms);
-    await options.beforeRetry?.();
-  };
-  budget.onRetry = (kind) => retriedAfter.push(kind);
+  const budget = new ExecuteBudget(
+    { maxBytes: 1 << 20, deadlineMs: 60_000 },
+    {
+      retry: defaultRetrySettings,
+      random: () => 0.5,
+      sleep: async (ms) => {
+        waits.push(ms);
+        await options.beforeRetry?.();
+      },
+      retried: (kind) => retriedAfter.push(kind),
+    },
+  );
   try {
     const response = await sendUpstream(options.dispatcher ?? dispatcher, {
       url,
@@ -65,9 +69,9 @@ async function call(
       budget,
       write: !changesNothing,
     });
-    return { status: response.status, attempts: budget.attempts, waits, retriedAfter };
+    return { status: response.status, attempts: budget.stats.attempts, waits, retriedAfter };
   } catch (error) {
-    return { error, attempts: budget.attempts, waits, retriedAfter };
+    return { error, attempts: budget.stats.attempts, waits, retriedAfter };
   }
 }
 

@@ -69,9 +69,8 @@ function graphqlErrors(errors: unknown[], details: Record<string, unknown>): Api
   const first = errors[0];
   const message =
     isJsonObject(first) && typeof first.message === 'string' && first.message.trim() !== '' ? first.message : undefined;
-  const error = new ApiError('graphql_errors', message, Object.keys(details).length > 0 ? details : undefined);
-  error.upstreamErrors = errors;
-  return error;
+  const shown = Object.keys(details).length > 0 ? details : undefined;
+  return new ApiError('graphql_errors', message, shown, { upstreamErrors: errors });
 }
 
 /** Errors as the GraphQL spec shapes them; anything else (e.g. a proxy's `{"errors": "Not Found"}`) is not a GraphQL answer. */
