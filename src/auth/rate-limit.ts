@@ -1,7 +1,15 @@
+import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import type * as Flexible from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors.ts';
+
+// The two limiters this service uses, each from its own file: the package's index loads every store it supports
+// (Mongo, MySQL, Postgres, Etcd, DynamoDB, Prisma, Drizzle…), 37 modules at start-up for 2.
+const require = createRequire(import.meta.url);
+const RateLimiterMemory: typeof Flexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory.js');
+const redisLimiter = (): typeof Flexible.RateLimiterRedis => require('rate-limiter-flexible/lib/RateLimiterRedis.js');
 
 export interface LimitDecision {
   allowed: boolean;
@@ -58,7 +66,7 @@ export function redisStores(client: Redis, keyPrefix: string, log: FastifyBaseLo
   });
   return {
     counter: (prefix, duration = windowSeconds) =>
-      new RateLimiterRedis({
+      new (redisLimiter())({
         storeClient: client,
         points: uncapped,
         duration,

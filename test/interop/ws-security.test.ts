@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import type { WsSecurityOptions } from '../../src/connectors/soap/wsse/config.ts';
+import { describeWsSecurity } from '../../src/connectors/soap/wsse/material.ts';
 import { wsSecurityProblems } from '../../src/connectors/soap/wsse/problems.ts';
-import { applyWsSecurity, describeWsSecurity } from '../../src/connectors/soap/wsse/security-header.ts';
+import { applyWsSecurity } from '../../src/connectors/soap/wsse/security-header.ts';
 import { apiError } from '../support/assertions.ts';
 import {
   compileJavaVerifier,

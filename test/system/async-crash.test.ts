@@ -28,6 +28,13 @@ async function request(server: ServerProcess, client: Client, method: string, pa
       ...headers,
     },
     body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch((error: unknown) => {
+    // A server that cannot be reached has most likely died: what it wrote last says why.
+    const { exitCode, signalCode } = server.child;
+    throw new Error(
+      `${method} ${path}: ${(error as Error).message} (${(error as { cause?: Error }).cause?.message}); the server's exit: ${exitCode ?? signalCode ?? 'still running'}; its stderr:\n${server.stderr().slice(-4000)}`,
+      { cause: error },
+    );
   });
   return { status: res.status, body: (await res.json()) as Json, headers: res.headers };
 }

@@ -31,7 +31,17 @@ import { resolveWsdlCall } from './wsdl-checks.ts';
 import { writeWsdlEnvelope } from './wsdl-envelope.ts';
 import type { WsdlModel } from './wsdl-model.ts';
 import { type WsSecurityOptions, wsSecuritySecretPaths } from './wsse/config.ts';
-import { applyWsSecurity, describeWsSecurity } from './wsse/security-header.ts';
+import { describeWsSecurity } from './wsse/material.ts';
+
+/**
+ * The header block's writer and signer, loaded with the first message that needs one: the XML DOM and XML-DSig
+ * libraries it brings (xmldom, xml-crypto, xpath) are not loaded by an instance whose integrations never sign.
+ */
+let wsSecurityModule: Promise<typeof import('./wsse/security-header.ts')> | undefined;
+const loadWsSecurity = () => {
+  wsSecurityModule ??= import('./wsse/security-header.ts');
+  return wsSecurityModule;
+};
 
 /**
  * WSDL mode's reading of WSDLs (the loader, the compiler, the schema model): loaded on the first WSDL, so that an
@@ -179,19 +189,22 @@ function connect(
     envelope: string,
     write: boolean,
   ): Promise<UpstreamResponse> {
-    return settings.http.send({
-      url,
-      method: 'POST',
-      // The credentials go first (credentials.send): an auth header named Content-Type or SOAPAction cannot replace these.
-      headers: requestHeaders({ version, soapAction }),
-      // Made for each attempt: a retry carries a fresh nonce, timestamp and signature, never a replay of the first.
-      body: wsSecurity ? () => applyWsSecurity(envelope, wsSecurity) : envelope,
-      // A receive changes nothing upstream: retried after timeouts, resets, 502 and 504 too (docs/resilience.md).
-      write,
-      timeoutMs: settings.http.timeoutMs,
-      maxBodyBytes: settings.http.maxBodyBytes,
-      budget: settings.http.budget,
-    });
+    const send = (body: string | (() => string)) =>
+      settings.http.send({
+        url,
+        method: 'POST',
+        // The credentials go first (credentials.send): an auth header named Content-Type or SOAPAction cannot replace these.
+        headers: requestHeaders({ version, soapAction }),
+        body,
+        // A receive changes nothing upstream: retried after timeouts, resets, 502 and 504 too (docs/resilience.md).
+        write,
+        timeoutMs: settings.http.timeoutMs,
+        maxBodyBytes: settings.http.maxBodyBytes,
+        budget: settings.http.budget,
+      });
+    if (!wsSecurity) return send(envelope);
+    // Made for each attempt: a retry carries a fresh nonce, timestamp and signature, never a replay of the first.
+    return loadWsSecurity().then(({ applyWsSecurity }) => send(() => applyWsSecurity(envelope, wsSecurity)));
   }
 
   const call = (fields: CallFields, write: boolean) => (wsdlMode ? callWsdl : callRaw)(fields, write);

@@ -1,5 +1,5 @@
 import { describeTls } from '../../../egress/tls.ts';
-import type { DigestAlgorithmName, KeyReference, SignatureAlgorithmName } from './signature.ts';
+import type { DigestAlgorithmName, KeyReference, SignatureAlgorithmName } from './algorithms.ts';
 
 /**
  * `config.ws_security` (issue 19), in its own snake_case so that the stored config is passed as it is. Each part

@@ -1,6 +1,6 @@
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { ApiError } from '../../../core/errors.ts';
-import { wsseNamespace, wsuNamespace } from './signature.ts';
+import { wsseNamespace, wsuNamespace } from './algorithms.ts';
 
 /** The envelope's DOM as WS-Security edits it: xmldom's, which xml-crypto reads too. */
 export type EnvelopeDocument = ReturnType<DOMParser['parseFromString']>;

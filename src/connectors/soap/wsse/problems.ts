@@ -1,7 +1,7 @@
 import type { ValidationIssue } from '../../../core/errors.ts';
+import { signatureAlgorithms } from './algorithms.ts';
 import type { WsSecurityOptions } from './config.ts';
 import { KeyMaterialError, loadSigningMaterial, type SigningMaterial } from './keys.ts';
-import { signatureAlgorithms } from './signature.ts';
 
 const base = 'config.ws_security';
 

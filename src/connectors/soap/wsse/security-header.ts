@@ -1,11 +1,11 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { type Element, XMLSerializer } from '@xmldom/xmldom';
-import { ApiError } from '../../../core/errors.ts';
+import { base64Binary, wsseNamespace, wsuNamespace, x509v3 } from './algorithms.ts';
 import type { WsSecurityOptions } from './config.ts';
 import { bodyId, childElement, headerOf, parseEnvelope } from './envelope.ts';
-import type { SigningMaterial } from './keys.ts';
-import { inspectWsSecurity, signedParts } from './problems.ts';
-import { base64Binary, signEnvelope, wsseNamespace, wsuNamespace, x509v3 } from './signature.ts';
+import { usableMaterial } from './material.ts';
+import { signedParts } from './problems.ts';
+import { signEnvelope } from './signature.ts';
 
 /** What the clock and the randomness are; tests inject both. */
 export interface WsSecurityEnv {
@@ -132,29 +132,6 @@ export function passwordDigest(nonce: Buffer | null, created: string | null, pas
   if (nonce) hash.update(nonce);
   if (created) hash.update(created, 'utf8');
   return hash.update(password, 'utf8').digest('base64');
-}
-
-/** What `test` reports under `details.ws_security`; throws `integration_misconfigured` when the options cannot be used. */
-export function describeWsSecurity(options: WsSecurityOptions): {
-  username_token: boolean;
-  timestamp: boolean;
-  signature: { subject: string; not_after: string } | null;
-} {
-  const material = usableMaterial(options);
-  return {
-    username_token: options.username_token !== undefined,
-    timestamp: options.timestamp !== undefined,
-    signature: material ? { subject: material.subject, not_after: material.certificate.validToDate.toISOString() } : null,
-  };
-}
-
-// The signing material, when there is a signature, or `integration_misconfigured` with wsSecurityProblems' issues.
-function usableMaterial(options: WsSecurityOptions, now?: () => Date): SigningMaterial | undefined {
-  const { problems, material } = inspectWsSecurity(options, { now });
-  if (problems.length > 0) {
-    throw new ApiError('integration_misconfigured', `ws_security: ${problems[0].message}`, { issues: problems });
-  }
-  return material;
 }
 
 // xs:dateTime in UTC with milliseconds, as WSS4J and .NET write and accept.

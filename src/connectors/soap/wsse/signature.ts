@@ -1,30 +1,22 @@
 import { type BinaryLike, createPrivateKey, createPublicKey, type KeyLike, KeyObject, sign, verify } from 'node:crypto';
 import { createOptionalCallbackFunction, type SignatureAlgorithm, SignedXml } from 'xml-crypto';
 import { escapeXml } from '../xml.ts';
+import {
+  base64Binary,
+  type DigestAlgorithmName,
+  digestAlgorithms,
+  type KeyReference,
+  type SignatureAlgorithmName,
+  signatureAlgorithms,
+  wsseNamespace,
+  wsuNamespace,
+  x509v3,
+} from './algorithms.ts';
 import type { SigningMaterial } from './keys.ts';
 
-export const wsseNamespace = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd';
-export const wsuNamespace = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd';
-export const base64Binary = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary';
-export const x509v3 = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-x509-token-profile-1.0#X509v3';
 const x509SubjectKeyIdentifier =
   'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-x509-token-profile-1.0#X509SubjectKeyIdentifier';
 const exclusiveC14n = 'http://www.w3.org/2001/10/xml-exc-c14n#';
-
-export const signatureAlgorithms = {
-  'rsa-sha256': { uri: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256', keyType: 'rsa' },
-  'rsa-sha1': { uri: 'http://www.w3.org/2000/09/xmldsig#rsa-sha1', keyType: 'rsa' },
-  'ecdsa-sha256': { uri: 'http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256', keyType: 'ec' },
-} as const;
-export type SignatureAlgorithmName = keyof typeof signatureAlgorithms;
-
-const digestAlgorithms = {
-  sha256: 'http://www.w3.org/2001/04/xmlenc#sha256',
-  sha1: 'http://www.w3.org/2000/09/xmldsig#sha1',
-} as const;
-export type DigestAlgorithmName = keyof typeof digestAlgorithms;
-
-export type KeyReference = 'binary_security_token' | 'issuer_serial' | 'subject_key_identifier';
 
 export interface SignPlan {
   material: SigningMaterial;
