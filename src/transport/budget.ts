@@ -10,7 +10,7 @@ export interface ExecuteLimits {
 /**
  * How this execute's upstream requests are governed, given by whoever starts it and never changed after: the
  * integration's retry settings, its circuit breaker and the tenant's fair turns. The transport asks; it decides nothing
- * of its own (docs/architecture.md#one-direction).
+ * of its own (docs/architecture.md#a-request-one-way).
  */
 export interface UpstreamPolicy {
   /** How a failed request is tried again (the integration's `config.retry`, docs/resilience.md); undefined: never. */
