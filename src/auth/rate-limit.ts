@@ -2,7 +2,6 @@ import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type * as Flexible from 'rate-limiter-flexible';
-import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors.ts';
 
 // The two limiters this service uses, each from its own file: the package's index loads every store it supports
@@ -24,13 +23,13 @@ const windowSeconds = 60;
 const uncapped = Number.MAX_SAFE_INTEGER;
 
 /** Whole seconds until the window of `res` ends, at least 1. */
-const secondsLeft = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+const secondsLeft = (res: Flexible.RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
 /** What a counter needs from rate-limiter-flexible: count more (atomically, in memory and in Redis), fewer, read the count, or start over. */
 interface CounterStore {
-  penalty(key: string, points: number): Promise<RateLimiterRes>;
-  reward(key: string, points: number): Promise<RateLimiterRes>;
-  get(key: string): Promise<RateLimiterRes | null>;
+  penalty(key: string, points: number): Promise<Flexible.RateLimiterRes>;
+  reward(key: string, points: number): Promise<Flexible.RateLimiterRes>;
+  get(key: string): Promise<Flexible.RateLimiterRes | null>;
   delete(key: string): Promise<boolean>;
 }
 
@@ -158,18 +157,17 @@ class FailureCounter {
 
 /** The guard's refusal of an address (docs/api.md#failed-authentications), with `details.reason` for the caller and the request's log line. */
 export function addressRefusal(waitSeconds: number): ApiError {
-  const refused = new ApiError(
+  return new ApiError(
     'rate_limited',
     `Too many failed authentications from this address; retry in ${waitSeconds} seconds.`,
     { reason: 'auth_failures' },
     { retryAfterSeconds: waitSeconds },
   );
-  return refused;
 }
 
 /** The lockout's refusal of an account (docs/people-and-console.md#sign-in). */
 export function accountRefusal(waitSeconds: number): ApiError {
-  const refused = new ApiError(
+  return new ApiError(
     'rate_limited',
     `Too many failed sign-ins for this account; retry in ${waitSeconds} seconds.`,
     {
@@ -177,7 +175,6 @@ export function accountRefusal(waitSeconds: number): ApiError {
     },
     { retryAfterSeconds: waitSeconds },
   );
-  return refused;
 }
 
 /**

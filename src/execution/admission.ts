@@ -39,13 +39,12 @@ export class Admission {
     if (!this.#deps.storageHealth.available) throw storageUnavailable();
     const release = this.#tenants.tryAcquire(tenantId);
     if (release) return release;
-    const refused = new ApiError(
+    throw new ApiError(
       'rate_limited',
       `This tenant already has ${this.#tenants.limit} executes running on this instance; retry when one has finished.`,
       { reason: 'concurrency', limit: this.#tenants.limit },
       { retryAfterSeconds: 1 },
     );
-    throw refused;
   }
 
   /**
@@ -58,13 +57,12 @@ export class Admission {
     return this.#deps.integrationSlots.acquire(integrationKey(tenantId, stored.id), limit, { waitMs: 1000 }).then((release) => {
       if (release) return release;
       this.#deps.resilience.concurrencyFull(stored.connector, 'refused');
-      const refused = new ApiError(
+      throw new ApiError(
         'rate_limited',
         `Integration ${stored.id} already has ${limit} calls running on this instance (its max_concurrency), and none ended within 1 s; retry later.`,
         { reason: 'integration_concurrency', limit },
         { retryAfterSeconds: 1 },
       );
-      throw refused;
     });
   }
 }

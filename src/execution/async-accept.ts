@@ -39,13 +39,12 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
   // One tenant's backlog is bounded, so that it cannot fill the queue every tenant's calls wait in (docs/limits.md).
   const cap = deps.tenantQueuedMax;
   if ((await queuedOf(deps.db, call.tenantId, cap)) >= cap) {
-    const refused = new ApiError(
+    throw new ApiError(
       'rate_limited',
       `This tenant already has ${cap} async executions queued (IX_TENANT_QUEUED_MAX); retry when some have run.`,
       { reason: 'queue', limit: cap },
       { retryAfterSeconds: 5 },
     );
-    throw refused;
   }
   const executionId = newExecutionId();
   const startedAt = nowIso();

@@ -39,13 +39,12 @@ function withCertificateWarnings(result: ConnectorResult, tls: TlsConfig | undef
 
 /** A call refused because its integration's breaker is open (docs/resilience.md#circuit-breaker). */
 function circuitOpen(integrationId: string, admission: Extract<Admission, { ok: false }>): ApiError {
-  const refused = new ApiError(
+  return new ApiError(
     'upstream_circuit_open',
     `Calls to integration ${integrationId} failed one after another, so its circuit breaker is open: calls fail at once for ${admission.retryAfterSeconds} s more, then one trial call goes through.`,
     { circuit: 'open', attempts: 0 },
     { retryAfterSeconds: admission.retryAfterSeconds },
   );
-  return refused;
 }
 
 /** The breaker's state in what `test` reports: `details.circuit` of its result, or of its failure. */

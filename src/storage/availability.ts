@@ -56,13 +56,12 @@ export const storageRetryAfterSeconds = 2;
 
 /** The answer to a request that needs storage while it is unavailable: `503 service_unavailable`, reason `storage`. */
 export function storageUnavailable(): ApiError {
-  const refused = new ApiError(
+  return new ApiError(
     'service_unavailable',
     'Storage is unavailable for a moment (the database restarts, fails over or is full); nothing was changed or sent. Retry after the time in Retry-After.',
     { reason: 'storage' },
     { retryAfterSeconds: storageRetryAfterSeconds },
   );
-  return refused;
 }
 
 /** Something that keeps writes storage refused, to write them again when it is back (see StorageHealth). */
