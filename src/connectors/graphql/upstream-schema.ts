@@ -57,6 +57,13 @@ export function schemaOfIntrospection(data: Record<string, unknown>, bytes: numb
   }
   try {
     const built = graphql().buildClientSchema(introspection, { assumeValid: false });
+    // A schema the specification's rules refuse (an object type without fields, say) would make graphql-js's
+    // `validate` throw on every call checked against it: such an upstream has no schema to check by.
+    const invalid = graphql().validateSchema(built);
+    if (invalid.length > 0) {
+      const more = invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : '';
+      return noSchema(`The upstream's schema breaks the GraphQL specification: ${invalid[0].message}${more}`.slice(0, 500), now);
+    }
     const checked: CheckedSchema = {
       schema: built,
       queryType: schema.queryType?.name ?? null,
