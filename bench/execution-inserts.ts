@@ -38,6 +38,7 @@ function execution(): Execution {
     request_id: `req-${n}`,
     started_at: '2026-01-01T00:00:00.000Z',
     mode: 'sync',
+    via: 'api',
     attempts: 1,
     finished_at: '2026-01-01T00:00:00.002Z',
   };

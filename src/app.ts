@@ -16,6 +16,7 @@ import { builtInConnectors, ConnectorRegistry } from './connectors/registry.ts';
 import { registerConsole } from './console/plugin.ts';
 import type { AppContext } from './context.ts';
 import { OAuth2Sources } from './credentials/oauth2-sources.ts';
+import { CatalogService } from './execution/catalog-service.ts';
 import { ExecutionService } from './execution/service.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { registerIdempotency } from './http/idempotency.ts';
@@ -33,8 +34,10 @@ import { registerEntityRoutes } from './routes/entities.ts';
 import { registerExecuteRoute } from './routes/execute.ts';
 import { registerExecutionRoutes } from './routes/executions.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerIntegrationOperationsRoute } from './routes/integration-operations.ts';
 import { registerIntegrationSchemaRoute } from './routes/integration-schema.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
+import { registerMcpRoute } from './routes/mcp.ts';
 import { registerRootRoute } from './routes/root.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
@@ -200,8 +203,17 @@ async function assemble(
   registerHealthRoutes(app, ctx, metrics.registry);
   registerApiKeyRoutes(app, ctx);
   registerEntityRoutes(app, ctx);
-  registerIntegrationRoutes(app, ctx);
+  registerIntegrationRoutes(app, ctx, (stored, documents) => executionService.catalogDocumentIssues(stored, documents));
   registerIntegrationSchemaRoute(app, executionService);
+  // The operation catalogue, shown by the API and offered to AI agents (docs/catalog.md).
+  const catalog = new CatalogService({
+    db: storage.db,
+    integration: (tenantId, id) => executionService.integration(tenantId, id),
+    catalog: (stored) => executionService.catalog(stored),
+    execute: (call) => executionService.execute(call),
+  });
+  registerIntegrationOperationsRoute(app, catalog);
+  registerMcpRoute(app, catalog, { progressIntervalMs: config.mcpProgressSeconds * 1000 });
   registerExecuteRoute(app, ctx, executionService);
   registerExecutionRoutes(app, ctx, executionService);
   registerWebhookRoutes(app, ctx, webhooks, webhookPolicy);

@@ -69,6 +69,8 @@ export interface Config {
   readonly executeMaxBytes: number;
   /** IX_EXECUTE_DEADLINE_SECONDS: how long one execute may take, all its requests, retries and WSDL loading together. */
   readonly executeDeadlineSeconds: number;
+  /** IX_MCP_PROGRESS_SECONDS: how often a running MCP tool call reports progress to a client that asked (docs/mcp.md). */
+  readonly mcpProgressSeconds: number;
   /** IX_TENANT_CONCURRENCY: executes one tenant may have running at once on this instance. */
   readonly tenantConcurrency: number;
   /** IX_TENANT_QUEUED_MAX: async executions one tenant may have queued (not yet running), all instances together. */
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlSchemaCacheMb: integer(env, 'IX_GRAPHQL_SCHEMA_CACHE_MB', 64, 1, 4096),
     executeMaxBytes: integer(env, 'IX_EXECUTE_MAX_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     executeDeadlineSeconds: integer(env, 'IX_EXECUTE_DEADLINE_SECONDS', 300, 1, 3600),
+    mcpProgressSeconds: integer(env, 'IX_MCP_PROGRESS_SECONDS', 5, 1, 300),
     tenantConcurrency: integer(env, 'IX_TENANT_CONCURRENCY', 32, 1, 10_000),
     tenantQueuedMax: integer(env, 'IX_TENANT_QUEUED_MAX', 1000, 1, 1_000_000),
     requestTimeoutSeconds: integer(env, 'IX_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600),

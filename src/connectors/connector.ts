@@ -5,11 +5,13 @@ import type { ValidationIssue } from '../core/errors.ts';
 import type { OAuth2Sources } from '../credentials/oauth2-sources.ts';
 import type { UpstreamCredentials } from '../credentials/upstream-credentials.ts';
 import type { IntegrationDispatchers } from '../egress/integration-dispatchers.ts';
+import type { CatalogSettings } from '../integrations/catalog-settings.ts';
 import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 import type { CommonDefaults } from '../integrations/settings.ts';
 import type { SecretMatcher } from '../secrets/secret-matcher.ts';
 import type { AnswerWorkers } from '../transport/answer-workers.ts';
 import type { ExecuteBudget } from '../transport/budget.ts';
+import type { CatalogOperation } from './catalog.ts';
 
 /** The five operations of the execute endpoint; sync and batch are composed from send and receive by the executor. */
 export const operations = ['send', 'receive', 'sync', 'batch', 'test'] as const;
@@ -88,6 +90,16 @@ export interface Connection<Send = Fields, Receive = Fields> {
    * upstream cannot be reached.
    */
   schema?(): Promise<SchemaView>;
+  /**
+   * The operation catalogue (docs/catalog.md): the entries the upstream offers, read with the integration's catalogue
+   * settings (the WSDL loaded, the GraphQL schema read, as a call would). Absent for a connector without one.
+   */
+  catalog?(settings: CatalogSettings): Promise<CatalogOperation[]>;
+  /**
+   * The problems of `catalog.documents` against the upstream's schema as this connection has it kept now (none when
+   * it has none kept: nothing is read from the upstream for a write of settings).
+   */
+  catalogDocumentIssues?(documents: unknown): ValidationIssue[];
 }
 
 /** An upstream's schema as `GET /integrations/{id}/schema` shows it (docs/api.md). */
@@ -133,6 +145,11 @@ export interface ConnectorSpec<SendSchema extends ObjectSchema, ReceiveSchema ex
   ): Connection<FromSchema<SendSchema>, FromSchema<ReceiveSchema>>;
   /** The state a connector keeps, for /metrics (the SOAP connector's WSDL cache); absent when it keeps none. */
   stats?(): ConnectorStats;
+  /**
+   * The problems of a written `catalog.documents` (its saved operations), for a connector that has them (GraphQL);
+   * absent for one that takes none.
+   */
+  catalogDocumentIssues?(documents: unknown): ValidationIssue[];
 }
 
 /** What a connector reports of the state it keeps (the SOAP connector: its WSDL cache), for /metrics. */

@@ -5,6 +5,7 @@ import { credentialOrigins, originOf } from '../credentials/destinations.ts';
 import { authProblems, credentialSchemes } from '../credentials/schemes.ts';
 import { type TlsConfig, tlsProblems } from '../egress/tls.ts';
 import { tlsView } from '../egress/tls-config.ts';
+import { catalogSettings } from '../integrations/catalog-settings.ts';
 import type { ResolvedIntegration } from '../integrations/resolved-integration.ts';
 import { settingsOf } from '../integrations/settings.ts';
 import { resilienceProblems, retryView } from '../resilience/config.ts';
@@ -267,6 +268,7 @@ export function integrationView(definition: ConnectorDefinition | undefined, sto
     name: stored.name,
     connector: stored.connector,
     config,
+    catalog: catalogSettings(stored.catalog),
     created_at: stored.created_at,
     updated_at: stored.updated_at,
   };

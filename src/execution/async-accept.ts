@@ -74,6 +74,7 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
         connector: stored.connector,
         operation: call.operation,
         mode: 'async',
+        via: call.via ?? 'api',
         status: 'queued',
         http_status: null,
         error_code: null,

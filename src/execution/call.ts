@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Operation } from '../connectors/connector.ts';
 import type { ReplyChunks } from '../core/raw-json.ts';
-import type { Execution } from '../storage/execution-rows.ts';
+import type { Execution, ExecutionVia } from '../storage/execution-rows.ts';
 import type { Outcome, Reply } from './reply.ts';
 
 /** One execute request, as the route hands it over. */
@@ -16,6 +16,8 @@ export interface ExecuteCall {
   fields: Record<string, unknown>;
   requestId: string;
   log: FastifyBaseLogger;
+  /** The door the call came through, as its record says: `mcp` for a tool call; `api` when not given. */
+  via?: ExecutionVia;
 }
 
 /** What the caller gets, and what the idempotency layer needs to know of it. */

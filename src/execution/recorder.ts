@@ -27,6 +27,7 @@ export class ExecutionRecorder {
       connector: outcome.connector,
       operation: call.operation,
       mode,
+      via: call.via ?? 'api',
       ...endOf(outcome, reply),
       api_key_id: call.keyId,
       user_id: call.userId,

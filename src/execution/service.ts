@@ -1,9 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { CatalogOperation } from '../connectors/catalog.ts';
 import type { SchemaView, SharedConnectorContext } from '../connectors/connector.ts';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
-import { ApiError } from '../core/errors.ts';
+import { ApiError, type ValidationIssue } from '../core/errors.ts';
 import { nowIso } from '../core/ids.ts';
 import type { IntegrationCache } from '../integrations/cache.ts';
+import { catalogSettings } from '../integrations/catalog-settings.ts';
 import type { Deferral, JobQueue, QueueJob } from '../queue/job-queue.ts';
 import type { QueueMetrics } from '../queue/metrics.ts';
 import type { CircuitBreakers } from '../resilience/breaker.ts';
@@ -136,12 +138,7 @@ export class ExecutionService {
    * `400 unsupported_operation`.
    */
   async schema(tenantId: string, integrationId: string): Promise<SchemaView> {
-    const stored = await this.#resolver.find(tenantId, integrationId);
-    if (!stored) throw new ApiError('not_found', `No integration ${integrationId}.`);
-    const { executeMaxBytes: maxBytes, executeDeadlineSeconds } = this.#deps.config;
-    const resolved = this.#resolver.resolve(stored);
-    const limits = { maxBytes, deadlineMs: executeDeadlineSeconds * 1000 };
-    const run = this.#resolver.bind(resolved, new ExecuteBudget(limits, { retry: resolved.integration.settings.retry }));
+    const run = this.#bind(await this.integration(tenantId, integrationId));
     const { connection, definition } = run;
     if (!connection.schema) {
       throw new ApiError('unsupported_operation', `The ${definition.id} connector has no schema to show.`, {
@@ -150,6 +147,39 @@ export class ExecutionService {
     }
     const view = await connection.schema();
     return redactReply(view, run.redaction()).value as SchemaView;
+  }
+
+  /** A stored integration of the tenant, or `not_found`. */
+  async integration(tenantId: string, integrationId: string): Promise<StoredIntegration> {
+    const stored = await this.#resolver.find(tenantId, integrationId);
+    if (!stored) throw new ApiError('not_found', `No integration ${integrationId}.`);
+    return stored;
+  }
+
+  /**
+   * A stored integration's operation catalogue (docs/catalog.md) as its connector reads it, with its `catalog` settings: the
+   * WSDL or the GraphQL schema read as a call reads them (within IX_EXECUTE_DEADLINE_SECONDS, then cached). A
+   * connector without a catalogue has no entries.
+   */
+  async catalog(stored: StoredIntegration): Promise<CatalogOperation[]> {
+    const run = this.#bind(stored);
+    return (await run.connection.catalog?.(catalogSettings(stored.catalog))) ?? [];
+  }
+
+  /**
+   * The problems of `documents` (a GraphQL integration's saved operations) against the upstream's schema as `stored`'s
+   * connection has it kept now: a PATCH of the catalogue is checked by the schema its calls are checked by.
+   */
+  catalogDocumentIssues(stored: StoredIntegration, documents: unknown): ValidationIssue[] {
+    return this.#bind(stored).connection.catalogDocumentIssues?.(documents) ?? [];
+  }
+
+  /** An integration resolved and bound to a budget of its own: for what reads the upstream outside a call. */
+  #bind(stored: StoredIntegration) {
+    const { executeMaxBytes: maxBytes, executeDeadlineSeconds } = this.#deps.config;
+    const resolved = this.#resolver.resolve(stored);
+    const limits = { maxBytes, deadlineMs: executeDeadlineSeconds * 1000 };
+    return this.#resolver.bind(resolved, new ExecuteBudget(limits, { retry: resolved.integration.settings.retry }));
   }
 
   /**

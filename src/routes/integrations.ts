@@ -3,9 +3,10 @@ import { caller } from '../auth/authenticate.ts';
 import type { ConnectorDefinition } from '../connectors/connector.ts';
 import { applyConfigWrite, integrationView } from '../connectors/integration-config.ts';
 import type { AppContext } from '../context.ts';
-import { ApiError, validationFailed } from '../core/errors.ts';
+import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
 import { checkPreconditions, etagOf } from '../http/conditional.ts';
 import { ok, okList } from '../http/envelope.ts';
+import { catalogIssues, mergeCatalog } from '../integrations/catalog-settings.ts';
 import { integrationKey } from '../resilience/config.ts';
 import {
   deleteIntegration,
@@ -25,11 +26,22 @@ interface PutBody {
   name?: string;
   connector: string;
   config?: Record<string, unknown>;
+  catalog?: Record<string, unknown>;
 }
 
 interface PatchBody {
   name?: string;
   config?: Record<string, unknown>;
+  catalog?: Record<string, unknown>;
+}
+
+/** What a write stores: the integration's name, connector, config as written and `catalog` (merged for a PATCH). */
+interface WritePlan {
+  name: string;
+  definition: ConnectorDefinition;
+  config: Record<string, unknown> | undefined;
+  catalog: Record<string, unknown>;
+  merge: boolean;
 }
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -54,6 +66,19 @@ const configInvalid = {
 
 function notFound(id: string): ApiError {
   return new ApiError('not_found', `No integration ${id}.`);
+}
+
+/** A written `catalog` (docs/catalog.md), or `validation_failed` with every problem; documents checked by the connector. */
+function checkCatalog(
+  definition: ConnectorDefinition,
+  catalog: Record<string, unknown>,
+  againstSchema?: (documents: unknown) => ValidationIssue[],
+): void {
+  const issues = catalogIssues(catalog, { documents: definition.catalogDocumentIssues !== undefined });
+  if (definition.catalogDocumentIssues && Array.isArray(catalog.documents)) {
+    issues.push(...(againstSchema ?? definition.catalogDocumentIssues)(catalog.documents));
+  }
+  if (issues.length > 0) throw validationFailed(issues, 'The catalog settings are invalid.');
 }
 
 /** Five writes in a row lost their race with other requests' (a write and a delete retry alike). */
@@ -89,15 +114,21 @@ const conditionalFailure = {
 async function writeIntegration(
   ctx: AppContext,
   request: IdRequest,
-  build: (
-    existing: StoredIntegration | undefined,
-  ) => Promise<{ name: string; definition: ConnectorDefinition; config: Record<string, unknown> | undefined; merge: boolean }>,
+  build: (existing: StoredIntegration | undefined) => Promise<WritePlan>,
+  checkDocuments?: DocumentsCheck,
 ) {
   const { tenantId } = caller(request);
   const id = request.params.id;
   for (let attempt = 0; attempt < 5; attempt++) {
     const existing = await findIntegration(ctx.storage.db, tenantId, id);
     const plan = await build(existing);
+    // The upstream's schema kept for the integration as stored: only when the write leaves its config as it is.
+    const sameUpstream = existing && plan.merge && plan.config === undefined;
+    checkCatalog(
+      plan.definition,
+      plan.catalog,
+      sameUpstream && checkDocuments ? (documents) => checkDocuments(existing, documents) : undefined,
+    );
     // Against the version this attempt will write over: a change landing in between is met on the next attempt.
     checkPreconditions(request.headers, existing);
     const target = { tenantId, id, masterKey: ctx.masterKey };
@@ -107,7 +138,7 @@ async function writeIntegration(
       ctx.storage.db,
       tenantId,
       id,
-      { name: plan.name, connector: plan.definition.id, config, secrets },
+      { name: plan.name, connector: plan.definition.id, config, secrets, catalog: plan.catalog },
       existing,
     );
     if (saved) {
@@ -120,7 +151,13 @@ async function writeIntegration(
   throw changedByOthers(id);
 }
 
-export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext): void {
+/**
+ * The problems of a PATCH's `catalog.documents` against the upstream's schema kept for the integration as it is (none
+ * when none is kept).
+ */
+export type DocumentsCheck = (stored: StoredIntegration, documents: unknown) => ValidationIssue[];
+
+export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext, checkDocuments: DocumentsCheck): void {
   const db = ctx.storage.db;
 
   app.put<{ Params: { id: string }; Body: PutBody }>(
@@ -139,7 +176,12 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           type: 'object',
           required: ['connector'],
           additionalProperties: false,
-          properties: { name, connector: { type: 'string', enum: ctx.registry.ids }, config: { type: 'object' } },
+          properties: {
+            name,
+            connector: { type: 'string', enum: ctx.registry.ids },
+            config: { type: 'object' },
+            catalog: { type: 'object' },
+          },
         },
         response: {
           200: { ...reply('IntegrationReply', 'The integration was replaced.'), headers: etagHeader },
@@ -153,6 +195,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
         name: request.body.name ?? request.params.id,
         definition: definitionFor(ctx, request.body.connector),
         config: request.body.config,
+        catalog: request.body.catalog ?? {},
         merge: false,
       }));
       return reply
@@ -174,7 +217,12 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
           'Merge config fields; a secret left out is kept, null or "" clears it, and must be sent again when a URL changes origin.',
         params,
         headers: conditionalHeaders(false),
-        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, config: { type: 'object' } } },
+        body: {
+          type: 'object',
+          minProperties: 1,
+          additionalProperties: false,
+          properties: { name, config: { type: 'object' }, catalog: { type: 'object' } },
+        },
         response: {
           200: { ...reply('IntegrationReply', 'The integration as changed.'), headers: etagHeader },
           ...failures([...tenantFailures, ...bodyFailures, 404, 409, 412], {
@@ -186,15 +234,21 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext)
       },
     },
     async (request, reply) => {
-      const { saved, definition } = await writeIntegration(ctx, request, async (existing) => {
-        if (!existing) throw notFound(request.params.id);
-        return {
-          name: request.body.name ?? existing.name,
-          definition: definitionFor(ctx, existing.connector),
-          config: request.body.config,
-          merge: true,
-        };
-      });
+      const { saved, definition } = await writeIntegration(
+        ctx,
+        request,
+        async (existing) => {
+          if (!existing) throw notFound(request.params.id);
+          return {
+            name: request.body.name ?? existing.name,
+            definition: definitionFor(ctx, existing.connector),
+            config: request.body.config,
+            catalog: request.body.catalog === undefined ? existing.catalog : mergeCatalog(existing.catalog, request.body.catalog),
+            merge: true,
+          };
+        },
+        checkDocuments,
+      );
       reply.header('etag', etagOf(saved));
       return ok(integrationView(definition, saved));
     },

@@ -9,6 +9,11 @@ const executionFields = {
   connector: { type: 'string' },
   operation: { type: 'string' },
   mode: { type: 'string', enum: ['sync', 'async'], description: '`async` when accepted with `Prefer: respond-async`.' },
+  via: {
+    type: 'string',
+    enum: ['api', 'mcp'],
+    description: 'The door it came through: the execute endpoint (`api`) or an MCP tool call (`mcp`, docs/mcp.md).',
+  },
   status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'canceled'] },
   http_status: {
     type: ['integer', 'null'],
@@ -41,6 +46,7 @@ const executionExample = {
   connector: 'graphql-1.0.0',
   operation: 'receive',
   mode: 'sync',
+  via: 'api',
   status: 'succeeded',
   http_status: 200,
   error_code: null,

@@ -100,9 +100,46 @@ function configView(definition: ConnectorDefinition): Schema {
 
 const timestamp = { type: 'string', format: 'date-time' };
 
+/** An integration's `catalog` (docs/catalog.md, docs/catalog.md), every field shown at its value or default. */
+export const catalogView: Schema = {
+  type: 'object',
+  description: 'The operation catalogue and AI agents (docs/catalog.md): every field at its value or its default.',
+  additionalProperties: false,
+  required: ['mcp', 'allow_writes', 'read_operations', 'documents', 'root_fields', 'descriptions'],
+  properties: {
+    mcp: { type: 'boolean', description: 'Offered as MCP tools at /api/v1/mcp.' },
+    allow_writes: { type: 'boolean', description: 'Entries of kind `write` are offered as tools too.' },
+    read_operations: { type: 'array', items: { type: 'string' }, description: 'Entry names that change nothing upstream.' },
+    documents: {
+      type: 'array',
+      description: 'GraphQL: saved operations, each a catalogue entry.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'document'],
+        properties: { name: { type: 'string' }, document: { type: 'string' }, description: { type: 'string' } },
+      },
+    },
+    root_fields: { type: 'boolean', description: 'GraphQL: every root Query and Mutation field is an entry too.' },
+    descriptions: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: "An entry's description in place of the upstream's text, by entry name.",
+    },
+  },
+};
+
 /** An integration's fields in the order the reply has them (the serializer writes them in this order). */
 function integrationProperties(connector: Schema, config: Schema): Schema {
-  return { id: { type: 'string' }, name: { type: 'string' }, connector, config, created_at: timestamp, updated_at: timestamp };
+  return {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    connector,
+    config,
+    catalog: catalogView,
+    created_at: timestamp,
+    updated_at: timestamp,
+  };
 }
 
 /** The state of an integration's circuit breaker, which `GET /integrations/{id}` adds (docs/resilience.md). */

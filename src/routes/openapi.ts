@@ -29,6 +29,30 @@ const integrationSchema = {
   },
 } as const;
 
+/** One entry of an integration's operation catalogue (docs/catalog.md, docs/catalog.md). */
+const catalogEntry = {
+  $id: 'CatalogEntry',
+  description: 'One operation of the upstream, typed: JSON Schema 2020-12 of what a call takes and what it answers.',
+  ...exact({
+    name: { type: 'string', description: 'Unique within the integration; the MCP tool is `<integration id>.<name>`.' },
+    kind: {
+      type: 'string',
+      enum: ['read', 'write'],
+      description: '`read`: runs as `receive` and changes nothing upstream; `write`: runs as `send`.',
+    },
+    description: {
+      type: 'string',
+      description: "The upstream's text (cleaned, at most 1,000 characters) or the integration's own.",
+    },
+    input_schema: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'The SOAP `params` or the GraphQL `variables` (and a root field’s `selection`) a call takes.',
+    },
+    output_schema: { type: 'object', additionalProperties: true, description: "The execute answer's `data`." },
+  }),
+};
+
 const entity = {
   $id: 'Entity',
   description: 'An entity: always exactly these three fields.',
@@ -109,6 +133,8 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     envelope('IntegrationReply', ref('Integration'), 'One integration.'),
     listEnvelope('IntegrationListReply', 'Integration', 'A page of integrations.'),
     envelope('DeletedIntegrationReply', ref('DeletedIntegration'), 'The integration is deleted.'),
+    catalogEntry,
+    listEnvelope('CatalogEntryListReply', 'CatalogEntry', "A page of the integration's operations, in catalogue order."),
     envelope('IntegrationSchemaReply', integrationSchema, "The upstream's schema, as the connector knows it."),
     envelope('ExecutionReply', ref('ExecutionWithResult'), 'One execute call.'),
     envelope('ExecutionCanceledReply', ref('Execution'), 'The execution, canceled.'),

@@ -15,6 +15,7 @@ import * as webhooks from './migrations/007_webhooks.ts';
 import * as executionRuns from './migrations/008_execution_runs.ts';
 import * as executionClaims from './migrations/009_execution_claims.ts';
 import * as queueRounds from './migrations/010_queue_rounds.ts';
+import * as catalog from './migrations/011_catalog.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '008_execution_runs': executionRuns,
   '009_execution_claims': executionClaims,
   '010_queue_rounds': queueRounds,
+  '011_catalog': catalog,
 };
 
 const requireModule = createRequire(import.meta.url);

@@ -3,15 +3,28 @@ import type { ExecutionsTable } from './schema.ts';
 
 /** An execution as the log shows it, and as its row in `executions` stores it. */
 
+export type ExecutionVia = 'api' | 'mcp';
+
 export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 export const finishedStatuses: readonly ExecutionStatus[] = ['succeeded', 'failed', 'canceled'];
 
 /** One execute call as the log shows it; request bodies are never stored, an async one's answer is (`result`). */
 export type Execution = Omit<
   ExecutionsTable,
-  'tenant_id' | 'status' | 'error_details' | 'http_status' | 'mode' | 'result' | 'result_expires_at' | 'runs' | 'claim_token'
+  | 'tenant_id'
+  | 'status'
+  | 'error_details'
+  | 'http_status'
+  | 'mode'
+  | 'via'
+  | 'result'
+  | 'result_expires_at'
+  | 'runs'
+  | 'claim_token'
 > & {
   mode: 'sync' | 'async';
+  /** The door it came through: the execute endpoint (`api`) or an MCP tool call (`mcp`). */
+  via: ExecutionVia;
   status: ExecutionStatus;
   /** The status the caller got (sync), or the one the synchronous call would have answered (async); null until then. */
   http_status: number | null;
@@ -34,6 +47,7 @@ export function fromRow(row: Selectable<ExecutionsTable>): Execution {
   return {
     ...rest,
     mode: rest.mode as Execution['mode'],
+    via: rest.via as ExecutionVia,
     status: rest.status as ExecutionStatus,
     http_status: httpStatus === 0 ? null : httpStatus,
     message_count: Number(rest.message_count),
@@ -62,6 +76,7 @@ export const columns = [
   'request_id',
   'started_at',
   'mode',
+  'via',
   'attempts',
   'runs',
   'finished_at',
@@ -96,6 +111,7 @@ export function rowOf(tenantId: string, execution: Execution, kept: ResultColumn
     request_id: execution.request_id,
     started_at: execution.started_at,
     mode: execution.mode,
+    via: execution.via,
     attempts: execution.attempts,
     // Every row is inserted before any run: queued, or a synchronous call's (claimExecution counts the runs).
     runs: 0,

@@ -12,6 +12,8 @@ export interface StoredIntegration {
   connector: string;
   config: Record<string, unknown>;
   secrets: Record<string, string>;
+  /** The operation catalogue's settings as written (integrations/catalog-settings.ts reads them with defaults). */
+  catalog: Record<string, unknown>;
   /** Bumped on every change: caches (the WSDL cache) key on it. */
   version: number;
   created_at: string;
@@ -23,6 +25,7 @@ function fromRow(row: Selectable<IntegrationsTable>): StoredIntegration {
     ...row,
     config: JSON.parse(row.config) as Record<string, unknown>,
     secrets: JSON.parse(row.secrets) as Record<string, string>,
+    catalog: JSON.parse(row.catalog) as Record<string, unknown>,
     version: Number(row.version),
   };
 }
@@ -42,6 +45,8 @@ export interface IntegrationWrite {
   connector: string;
   config: Record<string, unknown>;
   secrets: Record<string, string>;
+  /** Left out: kept as stored (`{}` for a new integration). */
+  catalog?: Record<string, unknown>;
 }
 
 /**
@@ -56,7 +61,12 @@ export async function saveIntegration(
   existing: StoredIntegration | undefined,
 ): Promise<StoredIntegration | undefined> {
   const at = nowIso();
-  const columns = { ...write, config: JSON.stringify(write.config), secrets: JSON.stringify(write.secrets) };
+  const columns = {
+    ...write,
+    config: JSON.stringify(write.config),
+    secrets: JSON.stringify(write.secrets),
+    catalog: JSON.stringify(write.catalog ?? existing?.catalog ?? {}),
+  };
   if (!existing) {
     const result = await db
       .insertInto('integrations')

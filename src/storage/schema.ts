@@ -52,6 +52,8 @@ export interface IntegrationsTable {
   connector: string;
   config: string;
   secrets: string;
+  /** The operation catalogue's settings (docs/catalog.md), JSON text; `{}` when none are set. */
+  catalog: string;
   version: number;
   created_at: string;
   updated_at: string;
@@ -80,6 +82,8 @@ export interface ExecutionsTable {
   started_at: string;
   /** `sync`, or `async` for one accepted with `Prefer: respond-async`. */
   mode: string;
+  /** `api` (the execute endpoint) or `mcp` (an MCP tool call). */
+  via: string;
   /** Tries of the upstream: the first and every retry (docs/resilience.md); 0 while queued. */
   attempts: number;
   /** An async execution's runs begun: more than 1 when a run was cut short by its process dying; 0 for a synchronous call. */

@@ -78,6 +78,7 @@ test('the executions log is written behind: in batches, flushed by reads and on 
       request_id: `r-${id}`,
       started_at: new Date().toISOString(),
       mode: 'sync' as const,
+      via: 'api' as const,
       attempts: 1,
       finished_at: new Date().toISOString(),
     });

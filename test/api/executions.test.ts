@@ -28,6 +28,7 @@ const executionKeys = [
   'started_at',
   'status',
   'user_id',
+  'via',
 ];
 
 /** Text that appears only in request and response bodies: it must never reach the executions table. */
@@ -131,6 +132,7 @@ describe('the executions log', () => {
     assert.ok(String(startedAt) >= calls[0].startedBefore && String(startedAt) <= calls[0].finishedAfter);
     assert.deepEqual(rest, {
       mode: 'sync',
+      via: 'api',
       attempts: 1,
       integration_id: 'crm',
       connector: 'graphql-1.0.0',
@@ -359,6 +361,7 @@ describe('the executions log under quick successive calls', () => {
     const { id: _id, duration_ms: _duration, started_at: _started, finished_at: _finished, api_key_id: _key, ...rest } = newest;
     assert.deepEqual(rest, {
       mode: 'sync',
+      via: 'api',
       attempts: 1,
       integration_id: 'crm',
       connector: 'graphql-1.0.0',
@@ -400,6 +403,7 @@ describe('the executions log written in batches of a size it wrote before', () =
     request_id: `req-${id}`,
     started_at: '2026-01-01T00:00:00.000Z',
     mode: 'sync',
+    via: 'api',
     attempts: 1,
     finished_at: '2026-01-01T00:00:00.007Z',
   });

@@ -70,6 +70,8 @@ const operations = [
   'PATCH /api/v1/integrations/{id}',
   'GET /api/v1/integrations/{id}',
   'GET /api/v1/integrations/{id}/schema',
+  'GET /api/v1/integrations/{id}/operations',
+  'POST /api/v1/mcp',
   'GET /api/v1/integrations',
   'DELETE /api/v1/integrations/{id}',
   'POST /api/v1/integrations/{id}/execute',
@@ -352,7 +354,7 @@ describe('the OpenAPI document', () => {
     const definitions = [...builtInConnectors(h.config), notesConnector];
     const stored = (await findIntegration(db, 'acme', 'calc'))!;
     assert.deepEqual(replaced, integrationView(definitions[0], stored));
-    assert.deepEqual(Object.keys(replaced), ['id', 'name', 'connector', 'config', 'created_at', 'updated_at']);
+    assert.deepEqual(Object.keys(replaced), ['id', 'name', 'connector', 'config', 'catalog', 'created_at', 'updated_at']);
     res = await h.call(auth, { method: 'PUT', url: '/api/v1/integrations/notes', payload: { connector: 'notes-0.1.0' } });
     assert.deepEqual(assertDocumented(res, 'PUT', integration).data.config, { folder: 'inbox', api_key_set: false });
     res = await h.call(auth, { method: 'PATCH', url: '/api/v1/integrations/notes', payload: { config: { folder: 'x' } } });

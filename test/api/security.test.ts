@@ -55,6 +55,7 @@ const executionId = async (h: Harness) => {
         request_id: 'r',
         started_at: new Date().toISOString(),
         mode: 'sync',
+        via: 'api',
         attempts: 1,
         finished_at: new Date().toISOString(),
       },

@@ -403,6 +403,7 @@ const allMigrations = [
   '008_execution_runs',
   '009_execution_claims',
   '010_queue_rounds',
+  '011_catalog',
 ];
 
 describe('interchange migrate', () => {

@@ -62,6 +62,7 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_WSDL_CACHE_TTL_SECONDS', value: '1.5', says: 'whole number' },
   { name: 'IX_EXECUTE_MAX_BYTES', value: '1e9', says: 'whole number' },
   { name: 'IX_EXECUTE_DEADLINE_SECONDS', value: '0', says: 'from 1 to 3600' },
+  { name: 'IX_MCP_PROGRESS_SECONDS', value: '0', says: 'from 1 to 300' },
   { name: 'IX_TENANT_CONCURRENCY', value: '100000', says: 'from 1 to' },
   { name: 'IX_TENANT_QUEUED_MAX', value: '0', says: 'from 1 to' },
   { name: 'IX_SPOOL_DIR', value: '/dev/null', says: 'must name a folder' },

@@ -410,6 +410,7 @@ describe('starting on PostgreSQL', () => {
         { name: '008_execution_runs' },
         { name: '009_execution_claims' },
         { name: '010_queue_rounds' },
+        { name: '011_catalog' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));

@@ -54,6 +54,7 @@ const stored = (config: Record<string, unknown> = {}): StoredIntegration => ({
   connector: 'graphql-1.0.0',
   config,
   secrets: {},
+  catalog: {},
   version: 1,
   created_at: '2026-11-29T00:00:00.000Z',
   updated_at: '2026-11-29T00:00:00.000Z',

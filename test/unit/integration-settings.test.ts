@@ -22,6 +22,7 @@ const stored = (connector: string, config: Record<string, unknown>): StoredInteg
   connector,
   config,
   secrets: {},
+  catalog: {},
   version: 1,
   created_at: '2026-11-29T00:00:00.000Z',
   updated_at: '2026-11-29T00:00:00.000Z',

@@ -2,9 +2,11 @@ import { ApiError, type ValidationIssue } from '../../core/errors.ts';
 import { RawJson, rawJsonArray } from '../../core/raw-json.ts';
 import { authSecretPaths } from '../../credentials/schemes.ts';
 import { tlsSecretPaths } from '../../egress/tls-config.ts';
+import type { CatalogSettings } from '../../integrations/catalog-settings.ts';
 import { redactReply } from '../../secrets/redact.ts';
 import { bufferOf, failureOf, offThreadMinBytes, readOffThread } from '../../transport/answer-workers.ts';
 import type { UpstreamResponse } from '../../transport/upstream.ts';
+import type { CatalogOperation } from '../catalog.ts';
 import {
   type Connection,
   type ConnectorContext,
@@ -15,6 +17,7 @@ import {
   type SchemaView,
 } from '../connector.ts';
 import type { DataMessage, RecordsMessage } from './answer-worker.ts';
+import { catalogDocumentIssues, graphqlCatalog } from './catalog.ts';
 import { type Endpoint, endpointOf } from './endpoint.ts';
 import { paginate } from './pagination.ts';
 import { countNonNullRootFields, pageOfAnswer, type RecordsPage, recordCount } from './records.ts';
@@ -278,6 +281,22 @@ class GraphqlConnection implements Connection<SendFields, ReceiveFields> {
     }
   }
 
+  /**
+   * The operation catalogue (docs/catalog.md#graphql): the saved documents and, with `root_fields`, the root fields,
+   * typed by the upstream's schema when it is known (read as a call reads it; not with `validate_schema: false`).
+   */
+  async catalog(settings: CatalogSettings): Promise<CatalogOperation[]> {
+    const known = this.#endpoint.validateSchema ? await this.#knownSchema() : undefined;
+    const schema = known?.available ? known.schema.schema : undefined;
+    return graphqlCatalog(schema, { documents: [...settings.documents], root_fields: settings.root_fields });
+  }
+
+  catalogDocumentIssues(documents: unknown): ValidationIssue[] {
+    const { schemaKey, schemaVersion, validateSchema } = this.#endpoint;
+    const known = validateSchema ? this.#schemas.peek(schemaKey, schemaVersion) : undefined;
+    return catalogDocumentIssues(documents, known?.available ? known.schema.schema : undefined);
+  }
+
   /** The upstream's schema as SDL (docs/api.md), from the cache or read now. */
   async schema(): Promise<SchemaView> {
     const known = await this.#knownSchema();
@@ -322,6 +341,7 @@ export function graphqlConnector(options: GraphqlConnectorOptions): ConnectorDef
     offers: ['send', 'receive', 'sync', 'batch', 'test'],
     requestSchemas: { send: sendSchema, receive: receiveSchema },
     connect: (integration, context) => new GraphqlConnection(endpointOf(integration), context, schemas),
+    catalogDocumentIssues: (documents) => catalogDocumentIssues(documents, undefined),
     stats: () => ({ cacheHits: schemas.hits, cacheMisses: schemas.loads, cacheEntries: schemas.size, cacheBytes: schemas.bytes }),
   });
 }

@@ -54,6 +54,13 @@ const wsdlModule = () => {
   return wsdlModuleLoaded;
 };
 
+/** The catalogue's schema compiler, loaded with the first catalogue asked for. */
+let catalogModuleLoaded: Promise<typeof import('./catalog.ts')> | undefined;
+const catalogModule = () => {
+  catalogModuleLoaded ??= import('./catalog.ts');
+  return catalogModuleLoaded;
+};
+
 /** The module a worker thread reads large answers with. */
 const answerWorker = new URL('./answer-worker.ts', import.meta.url);
 
@@ -224,6 +231,12 @@ function connect(
       if (wsdlMode) await prepareWsdlCall(fields);
       else rawAction(fields);
       return [];
+    },
+    /** The operation catalogue (docs/catalog.md#soap): every operation of the WSDL; raw mode has none. */
+    async catalog(catalog) {
+      if (!wsdlMode) return [];
+      const loaded = await model();
+      return (await catalogModule()).soapCatalog(loaded, {}, new Set(catalog.read_operations));
     },
     async test() {
       const endpoint = redactUrl(settings.endpointUrl);

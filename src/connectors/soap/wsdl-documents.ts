@@ -38,6 +38,8 @@ export interface BoundOperation {
   soapAction: string;
   input: BoundMessage | undefined;
   output: BoundMessage | undefined;
+  /** The operation's `wsdl:documentation` text (the port type's, else the binding's), as written: upstream text. */
+  documentation?: string;
 }
 
 export interface WsdlPort {
@@ -169,13 +171,24 @@ function boundOperation(
     if (message !== undefined && messages.get(qname(message.attributes.message, message)) === undefined) return undefined;
   }
   const style = soapOperation?.attributes.style ?? bindingStyle;
+  const documentation = documentationOf(abstract) ?? documentationOf(operation);
   return {
     name,
     style: style === 'rpc' ? 'rpc' : 'document',
     soapAction: soapOperation?.attributes.soapAction ?? '',
     input: boundMessage(wsdlChildren(abstract, 'input')[0], bindingInput, messages),
     output: boundMessage(wsdlChildren(abstract, 'output')[0], bindingOutput, messages),
+    ...(documentation !== undefined && { documentation }),
   };
+}
+
+/** The text of an element's `wsdl:documentation` (markup inside it read as its text), undefined when it has none. */
+function documentationOf(node: XmlElement): string | undefined {
+  const documentation = wsdlChildren(node, 'documentation')[0];
+  if (documentation === undefined) return undefined;
+  const text = (element: XmlElement): string => [element.text, ...element.children.map(text)].join(' ');
+  const found = text(documentation).trim();
+  return found === '' ? undefined : found;
 }
 
 const portTypeOperations = new WeakMap<XmlElement, Map<string, XmlElement[]>>();
