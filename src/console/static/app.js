@@ -3,6 +3,7 @@ import { Loading } from './components/ui.js';
 import { currentSession, onSessionChange, restoreSession, signOut } from './lib/api.js';
 import { html } from './lib/html.js';
 import { Link, navigate, parsePath, tenantPath, usePath } from './lib/router.js';
+import { AiAgents } from './screens/ai-agents.js';
 import { ExecutionDetail } from './screens/execution-detail.js';
 import { Executions } from './screens/executions.js';
 import { IntegrationEdit } from './screens/integration-edit.js';
@@ -18,6 +19,7 @@ const sections = [
   { id: 'executions', label: 'Executions', icon: 'list' },
   { id: 'webhooks', label: 'Webhooks', icon: 'bell' },
   { id: 'try', label: 'Try it out', icon: 'play' },
+  { id: 'agents', label: 'AI agents', icon: 'agent' },
 ];
 
 const icons = {
@@ -26,6 +28,7 @@ const icons = {
   list: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
   play: 'M7 4.5v15l13-7.5-13-7.5Z',
   bell: 'M6 16v-5a6 6 0 0 1 12 0v5l2 2H4l2-2Zm4 4h4',
+  agent: 'M12 3v4M7 7h10a3 3 0 0 1 3 3v6a3 3 0 0 1-3 3H7a3 3 0 0 1-3-3v-6a3 3 0 0 1 3-3Zm2 5.5v1.5m6-1.5v1.5M9.5 15.5h5',
 };
 
 const isActive = (section, route) =>
@@ -48,6 +51,8 @@ function Screen({ route, membership }) {
       return html`<${Webhooks} ...${props} />`;
     case 'try':
       return html`<${TryItOut} ...${props} />`;
+    case 'agents':
+      return html`<${AiAgents} ...${props} />`;
     default:
       return html`<${Keys} ...${props} />`;
   }

@@ -71,3 +71,9 @@ export function Loading({ label = 'Loading…' }) {
 export function JsonBlock({ value, label }) {
   return html`<pre class="code" tabindex="0" aria-label=${label}>${JSON.stringify(value, null, 2)}</pre>`;
 }
+
+/** A dotted name (`crm.Service.Port.Op`) that wraps after its dots rather than in the middle of a word. */
+export function DottedName({ name }) {
+  const parts = name.split('.');
+  return parts.map((part, i) => (i < parts.length - 1 ? html`${part}.<wbr />` : part));
+}

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
+import { AgentsSection } from '../components/agents-section.js';
 import { AuthSection } from '../components/auth-section.js';
 import { ConfirmDialog } from '../components/dialog.js';
+import { OperationsSection } from '../components/operations-section.js';
 import { ResilienceSection } from '../components/resilience-section.js';
 import { TlsSection } from '../components/tls-section.js';
 import { ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
@@ -101,6 +103,7 @@ export function IntegrationEdit({ tenant, role, id }) {
   const [status, setStatus] = useState('');
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [deleteError, setDeleteError] = useState(null);
+  const [catalogSaving, setCatalogSaving] = useState(false);
 
   useEffect(() => {
     if (isNew) return;
@@ -166,6 +169,26 @@ export function IntegrationEdit({ tenant, role, id }) {
       setSaving(false);
     }
   };
+
+  /**
+   * A change of the `catalog` settings alone (PATCH merges it field by field), written over the version loaded. The
+   * configuration form keeps what is being typed in it; it is saved later over the version this change made.
+   */
+  const saveCatalog = async (catalog) => {
+    setCatalogSaving(true);
+    try {
+      const path = `/integrations/${encodeURIComponent(id)}`;
+      await apiVersioned(path, { method: 'PATCH', tenant, headers: { 'if-match': etag }, body: { catalog } });
+      const current = await apiVersioned(path, { tenant });
+      setStored(current.body.data);
+      setEtag(current.etag);
+    } catch (failure) {
+      throw refusal(failure, false, id);
+    } finally {
+      setCatalogSaving(false);
+    }
+  };
+  const reload = () => setReloads((n) => n + 1);
 
   const onDelete = async () => {
     try {
@@ -252,10 +275,7 @@ export function IntegrationEdit({ tenant, role, id }) {
         }
         <div aria-live="polite">
           ${saveError && html`<${ErrorNotice} title="Not saved" error=${saveError} />`}
-          ${
-            saveError?.stale &&
-            html`<button type="button" class="button" onClick=${() => setReloads((n) => n + 1)}>Reload the current version</button>`
-          }
+          ${saveError?.stale && html`<button type="button" class="button" onClick=${reload}>Reload the current version</button>`}
           ${status && html`<p class="notice notice--success" role="status">${status}</p>`}
         </div>
         ${
@@ -269,7 +289,18 @@ export function IntegrationEdit({ tenant, role, id }) {
         }
       </form>
       ${
-        !isNew && html`<div><${IntegrationTest} tenant=${tenant} id=${id} disabled=${!can(role, 'integrations.execute')} /></div>`
+        !isNew &&
+        html`<div class="stack stack--cards">
+          <${IntegrationTest} tenant=${tenant} id=${id} disabled=${!can(role, 'integrations.execute')} />
+          ${
+            // Each starts anew (its last failure gone) when the integration is read again.
+            definition &&
+            html`<${AgentsSection} key=${`agents-${reloads}`} tenant=${tenant} integration=${stored} writable=${writable} saving=${catalogSaving}
+                save=${saveCatalog} onReload=${reload} />
+              <${OperationsSection} key=${`operations-${reloads}`} tenant=${tenant} integration=${stored} writable=${writable} saving=${catalogSaving}
+                save=${saveCatalog} onReload=${reload} />`
+          }
+        </div>`
       }
     </div>
     ${

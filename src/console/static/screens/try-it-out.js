@@ -1,13 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
+import { CataloguePicker } from '../components/catalogue-picker.js';
 import { GraphqlField } from '../components/graphql-field.js';
 import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
 import { request } from '../lib/api.js';
+import { isWsdlUrl, paramsTemplate, soapCallOf } from '../lib/catalog.js';
 import { documentField, exampleBody, operations } from '../lib/connectors.js';
 import { formatDuration } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, tenantPath } from '../lib/router.js';
 import { useAction } from '../lib/use-action.js';
+import { useCatalogue } from '../lib/use-catalogue.js';
 import { useGraphqlSchema } from '../lib/use-graphql-schema.js';
 import { loadAllIntegrations } from './integrations.js';
 
@@ -79,6 +82,8 @@ export function TryItOut({ tenant, role }) {
   const [graphqlDocument, setGraphqlDocument] = useState('');
   // Counts the document's edits made outside its editor (the body, an example), which the editor then takes.
   const [documentRevision, setDocumentRevision] = useState(0);
+  // The catalogue entry the body was filled from (a SOAP integration in WSDL mode), or ''.
+  const [entryName, setEntryName] = useState('');
   const [idempotencyKey, setIdempotencyKey] = useState('');
   const [runAsync, setRunAsync] = useState(false);
   const [bodyError, setBodyError] = useState(null);
@@ -113,6 +118,8 @@ export function TryItOut({ tenant, role }) {
   const integration = integrations?.find((i) => i.id === integrationId);
   const docField = documentField(integration?.connector, operation);
   const schema = useGraphqlSchema(tenant, docField ? integrationId : null);
+  const wsdlMode = integration?.connector === 'soap-1.0.0' && isWsdlUrl(integration.config?.endpoint_url ?? '');
+  const catalogue = useCatalogue(tenant, wsdlMode ? integrationId : null);
 
   if (loadError) return html`<${ErrorNotice} error=${loadError} title="Could not load the integrations" />`;
   if (!integrations) return html`<${Loading} />`;
@@ -131,6 +138,15 @@ export function TryItOut({ tenant, role }) {
     setBody(JSON.stringify(example, null, 2));
     setGraphqlDocument(example[documentField(next?.connector, op)] ?? '');
     setDocumentRevision((n) => n + 1);
+    setEntryName('');
+    setBodyError(null);
+  };
+  /** A catalogue entry's call: receive for a read, send for a write, and a params template from its input schema. */
+  const pick = (entry) => {
+    setEntryName(entry?.name ?? '');
+    if (!entry) return;
+    setOperation(entry.kind === 'read' ? 'receive' : 'send');
+    setBody(JSON.stringify({ ...soapCallOf(entry.name), params: paramsTemplate(entry.input_schema) }, null, 2));
     setBodyError(null);
   };
   const editBody = (text) => {
@@ -178,6 +194,7 @@ export function TryItOut({ tenant, role }) {
             </select>`}
           <//>
         </div>
+        ${wsdlMode && html`<${CataloguePicker} key=${integrationId} catalogue=${catalogue} value=${entryName} onPick=${pick} />`}
         ${
           docField &&
           html`<${GraphqlField} key=${integrationId} label="GraphQL document" value=${graphqlDocument} revision=${documentRevision}
@@ -198,7 +215,7 @@ export function TryItOut({ tenant, role }) {
         <//>
         <label class="check">
           <input type="checkbox" checked=${runAsync} onChange=${(e) => setRunAsync(e.currentTarget.checked)} />
-          Run asynchronously <span class="muted">(<code>Prefer: respond-async</code>: answered 202 at once, run by a worker)</span>
+          <span>Run asynchronously <span class="muted">(<code>Prefer: respond-async</code>: answered 202 at once, run by a worker)</span></span>
         </label>
         <div class="form__actions">
           <button type="submit" class="button button--primary" disabled=${busy || !integration || !can(role, 'integrations.execute')}>
