@@ -24,7 +24,7 @@ export const maxSchemaPatternSteps = 1_000_000;
  * to check on a text, passes: the schema is a first check, and execute's own params check is the one that decides.
  */
 const linearRegExp = Object.assign(
-  (pattern: string): { test(text: string): boolean } => {
+  (pattern: string): { test(text: string): boolean; toString(): string } => {
     let compiled: RE2JS | undefined;
     try {
       // The catalogue writes code points as JavaScript's \u{…}; RE2 spells them \x{…}.
