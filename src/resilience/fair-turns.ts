@@ -14,7 +14,7 @@
  */
 export class FairTurns {
   readonly #sliceMs: number;
-  /** When the current slice began (`performance.now()`). */
+  /** When the current slice began (by the clock given, `performance.now()` by default). */
   #sliceStart = 0;
   /** A slice lasts until the loop's next check phase, when this immediate runs and the next take begins a new one. */
   #sliceMarked = false;
@@ -25,8 +25,12 @@ export class FairTurns {
   #draining = false;
   #waiters = 0;
 
-  constructor(sliceMs = 10) {
+  readonly #now: () => number;
+
+  /** `now`: the clock slices are measured by (tests give one that does not move under load). */
+  constructor(sliceMs = 10, now: () => number = () => performance.now()) {
     this.#sliceMs = sliceMs;
+    this.#now = now;
   }
 
   /** Requests waiting for a turn now (for /metrics and tests). */
@@ -36,7 +40,7 @@ export class FairTurns {
 
   /** Undefined when `key` may go on now; else a promise that resolves when its turn comes. */
   take(key: string): Promise<void> | undefined {
-    const now = performance.now();
+    const now = this.#now();
     this.#markSlice(now);
     if (this.#waiters === 0 && now - this.#sliceStart < this.#sliceMs) return undefined;
     return new Promise<void>((resolve) => {
@@ -71,14 +75,14 @@ export class FairTurns {
    * release, and the next is released after them, until the slice is spent; the rest wait for the next turn.
    */
   readonly #drain = () => {
-    const start = performance.now();
+    const start = this.#now();
     this.#sliceStart = start;
     const step = () => {
       if (this.#waiters === 0) {
         this.#draining = false;
         return;
       }
-      if (performance.now() - start >= this.#sliceMs) {
+      if (this.#now() - start >= this.#sliceMs) {
         setImmediate(this.#drain);
         return;
       }
