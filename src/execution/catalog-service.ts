@@ -1,10 +1,8 @@
-import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { caller } from '../auth/authenticate.ts';
 import { type CatalogEntry, type CatalogOperation, cleanDescription } from '../connectors/catalog.ts';
 import { ApiError } from '../core/errors.ts';
 import { catalogSettings } from '../integrations/catalog-settings.ts';
-import type { McpBackend, OfferedTool, ToolOutcome } from '../mcp/backend.ts';
+import type { McpBackend, OfferedTool, ToolCaller, ToolOutcome } from '../mcp/backend.ts';
 import type { Db } from '../storage/database.ts';
 import { listIntegrations, type StoredIntegration } from '../storage/integrations.ts';
 import type { ExecuteAnswer, ExecuteCall } from './call.ts';
@@ -72,8 +70,8 @@ export class CatalogService implements McpBackend {
     return tools;
   }
 
-  async call(request: FastifyRequest, tool: OfferedTool, input: Record<string, unknown>): Promise<ToolOutcome> {
-    const { tenantId, key, user } = caller(request);
+  async call(caller: ToolCaller, tool: OfferedTool, input: Record<string, unknown>): Promise<ToolOutcome> {
+    const { tenantId } = caller;
     let operation: CatalogOperation | undefined;
     try {
       const catalogue = await this.#catalogue(tenantId, tool.integrationId);
@@ -95,14 +93,10 @@ export class CatalogService implements McpBackend {
       return failed(error);
     }
     const answer = await this.#deps.execute({
-      tenantId,
-      keyId: key?.id ?? null,
-      userId: user?.id ?? null,
+      ...caller,
       integrationId: tool.integrationId,
       operation: operation.kind === 'read' ? 'receive' : 'send',
       fields,
-      requestId: request.id,
-      log: request.log,
       via: 'mcp',
     });
     return outcomeOf(answer);

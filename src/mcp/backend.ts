@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogEntry } from '../connectors/catalog.ts';
 
 /**
@@ -22,6 +22,15 @@ export type ToolOutcome =
   | { ok: true; data: Record<string, unknown> }
   | { ok: false; status: number; error: { code: string; message: string; details?: unknown } };
 
+/** Who calls a tool, as the execute it runs records them: the tenant, the key or the person, the request. */
+export interface ToolCaller {
+  tenantId: string;
+  keyId: string | null;
+  userId: string | null;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
 export interface McpBackend {
   /**
    * Every tool the tenant offers, integrations in id order and each one's entries in catalogue order. An integration
@@ -29,9 +38,9 @@ export interface McpBackend {
    */
   tools(tenantId: string): Promise<OfferedTool[]>;
   /**
-   * Runs `tool` with `input` as execute would (`receive` for a read, `send` for a write) for the request's caller,
+   * Runs `tool` with `input` as execute would (`receive` for a read, `send` for a write) for `caller`,
    * recorded with `via: "mcp"`. Every refusal execute would answer (scope, limits, validation, upstream failures) is an
    * `ok: false` outcome, never a throw.
    */
-  call(request: FastifyRequest, tool: OfferedTool, input: Record<string, unknown>): Promise<ToolOutcome>;
+  call(caller: ToolCaller, tool: OfferedTool, input: Record<string, unknown>): Promise<ToolOutcome>;
 }

@@ -171,7 +171,14 @@ export class McpServers {
     }
     const issues = this.#validators.issues(listed.tool, listed.inputSchema, input);
     if (issues.length > 0) return failedCall(request, validationFailed(issues));
-    const outcome = await this.#withProgress(extra, () => this.#backend.call(request, listed.tool, input));
+    const toolCaller = {
+      tenantId: auth.tenantId,
+      keyId: auth.key?.id ?? null,
+      userId: auth.user?.id ?? null,
+      requestId: request.id,
+      log: request.log,
+    };
+    const outcome = await this.#withProgress(extra, () => this.#backend.call(toolCaller, listed.tool, input));
     if (!outcome.ok) return failedCall(request, outcome.error);
     return { content: [{ type: 'text', text: JSON.stringify(outcome.data) }], structuredContent: outcome.data };
   }

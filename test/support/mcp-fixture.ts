@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { createFastify } from '../../src/app/fastify-instance.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ConnectorRegistry } from '../../src/connectors/registry.ts';
@@ -79,8 +79,8 @@ export function fakeBackend(): McpBackend & { calls: RecordedCall[] } {
     async tools(tenantId) {
       return tenantId === 'acme' ? acmeTools : tenantId === 'other' ? otherTools : [];
     },
-    async call(request: FastifyRequest, offered, input): Promise<ToolOutcome> {
-      calls.push({ tenantId: request.auth!.tenantId, tool: `${offered.integrationId}/${offered.entry.name}`, input });
+    async call(caller, offered, input): Promise<ToolOutcome> {
+      calls.push({ tenantId: caller.tenantId, tool: `${offered.integrationId}/${offered.entry.name}`, input });
       switch (offered.entry.name) {
         case 'findCustomer':
           return { ok: true, data: { customer: { id: String(input.id), name: 'Ada' } } };
