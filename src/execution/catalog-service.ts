@@ -109,10 +109,24 @@ export class CatalogService implements McpBackend {
     if (kept) return kept;
     const operations = await this.#deps.catalog(stored);
     const { descriptions } = catalogSettings(stored.catalog);
-    const entries = operations.map(({ request: _request, ...entry }) => ({
-      ...entry,
-      description: Object.hasOwn(descriptions, entry.name) ? cleanDescription(descriptions[entry.name]) : entry.description,
-    }));
+    // The schemas are read through, not copied: a connector compiles them when first read (the SOAP connector lazily),
+    // so a page of a WSDL of thousands of operations compiles that page's, not every one.
+    const entries = operations.map((operation): CatalogEntry => {
+      const description = Object.hasOwn(descriptions, operation.name)
+        ? cleanDescription(descriptions[operation.name])
+        : operation.description;
+      return {
+        name: operation.name,
+        kind: operation.kind,
+        description,
+        get input_schema() {
+          return operation.input_schema;
+        },
+        get output_schema() {
+          return operation.output_schema;
+        },
+      };
+    });
     const catalogue = { stored, operations, entries };
     this.#catalogues.set(key, catalogue);
     return catalogue;

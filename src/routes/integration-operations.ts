@@ -4,7 +4,7 @@ import type { CatalogEntry } from '../connectors/catalog.ts';
 import { validationFailed } from '../core/errors.ts';
 import type { CatalogService } from '../execution/catalog-service.ts';
 import { okList } from '../http/envelope.ts';
-import { decodeCursor, encodeCursor } from '../storage/pagination.ts';
+import { decodeCursor, toPage } from '../storage/pagination.ts';
 import { failures, idParams, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 /**
@@ -44,17 +44,12 @@ export function registerIntegrationOperationsRoute(app: FastifyInstance, catalog
 /** A page of entries after the one the cursor names (its name): a cursor naming no entry is refused, not restarted. */
 function pageOf(entries: CatalogEntry[], limit: number, cursor: string | undefined) {
   const after = decodeCursor(cursor);
-  let start = 0;
-  if (after !== undefined) {
-    start = entries.findIndex((entry) => entry.name === after) + 1;
-    if (start === 0) {
-      throw validationFailed(
-        [{ path: 'cursor', message: 'names no operation of the integration now (its catalogue changed); list from the start' }],
-        'cursor: the catalogue changed since this cursor was given.',
-      );
-    }
+  const start = after === undefined ? 0 : entries.findIndex((entry) => entry.name === after) + 1;
+  if (after !== undefined && start === 0) {
+    throw validationFailed(
+      [{ path: 'cursor', message: 'names no operation of the integration now (its catalogue changed); list from the start' }],
+      'cursor: the catalogue changed since this cursor was given.',
+    );
   }
-  const items = entries.slice(start, start + limit);
-  const more = start + limit < entries.length;
-  return { items, nextCursor: more ? encodeCursor(items[items.length - 1].name) : null };
+  return toPage(entries.slice(start, start + limit + 1), limit, (entry) => entry.name);
 }
