@@ -1,7 +1,8 @@
 import type { Role } from '../storage/users.ts';
 import { scopeResources } from './scopes.ts';
 
-const readAll = scopeResources.map((resource) => `${resource}.read`);
+// A viewer reads everything but the audit log, which is for owners and admins (docs/audit.md).
+const readAll = scopeResources.filter((resource) => resource !== 'audit').map((resource) => `${resource}.read`);
 
 /** The scopes each role grants in its tenant (docs/people-and-console.md#roles). */
 export const roleScopes: Readonly<Record<Role, readonly string[]>> = Object.freeze({

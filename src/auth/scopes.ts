@@ -1,4 +1,4 @@
-export const scopeResources = ['entities', 'integrations', 'api_keys', 'executions', 'webhooks', 'processflow'] as const;
+export const scopeResources = ['entities', 'integrations', 'api_keys', 'executions', 'webhooks', 'processflow', 'audit'] as const;
 
 const scopePattern = new RegExp(`^(\\*|(${scopeResources.join('|')})\\.(\\*|[a-z][a-z_]{0,31}))$`);
 

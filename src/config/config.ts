@@ -83,6 +83,8 @@ export interface Config {
   readonly asyncDeadlineSeconds: number;
   /** IX_RESULT_RETENTION_HOURS: how long an async execution's answer is kept after it finished. */
   readonly resultRetentionHours: number;
+  /** IX_AUDIT_RETENTION_DAYS: how long an audit event is kept (docs/audit.md#retention). */
+  readonly auditRetentionDays: number;
   /** IX_WORKER: whether this instance works the queue (async executions, webhook deliveries); false serves HTTP only. */
   readonly worker: boolean;
   /** IX_WORKER_CONCURRENCY: async executions this instance runs at once. */
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxJsonDepth: integer(env, 'IX_MAX_JSON_DEPTH', 64, 2, 1000),
     asyncDeadlineSeconds: integer(env, 'IX_ASYNC_DEADLINE_SECONDS', 3600, 1, 3600),
     resultRetentionHours: integer(env, 'IX_RESULT_RETENTION_HOURS', 24, 1, 24 * 365),
+    auditRetentionDays: integer(env, 'IX_AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     worker: boolean(env, 'IX_WORKER', true),
     workerConcurrency: integer(env, 'IX_WORKER_CONCURRENCY', 8, 1, 1000),
     // pg-boss's least: 10 s. A job whose process died waits this long (and up to as long again) before it runs again.

@@ -16,6 +16,7 @@ import * as executionRuns from './migrations/008_execution_runs.ts';
 import * as executionClaims from './migrations/009_execution_claims.ts';
 import * as queueRounds from './migrations/010_queue_rounds.ts';
 import * as catalog from './migrations/011_catalog.ts';
+import * as auditLog from './migrations/012_audit_log.ts';
 import { openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '009_execution_claims': executionClaims,
   '010_queue_rounds': queueRounds,
   '011_catalog': catalog,
+  '012_audit_log': auditLog,
 };
 
 const requireModule = createRequire(import.meta.url);

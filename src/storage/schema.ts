@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /** Row types as stored. Timestamps are RFC 3339 UTC text, booleans 0/1, lists JSON text: the same on SQLite and PostgreSQL. */
 export interface TenantsTable {
   id: string;
@@ -202,6 +204,25 @@ export interface WebhookDeliveriesTable {
   error: string | null;
   next_attempt_at: string | null;
   created_at: string;
+  /** The start of the receiver's answer (docs/limits.md#webhooks); null when none came. */
+  response_body: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One change, who made it and from where (docs/audit.md); never updated. */
+export interface AuditEventsTable {
+  id: string;
+  tenant_id: string;
+  at: string;
+  action: string;
+  actor_type: string;
+  actor_id: string;
+  actor_name: string | null;
+  ip: string | null;
+  request_id: string | null;
+  target_type: string;
+  target_id: string;
+  /** The changed field paths, JSON text. */
+  changes: string;
 }
 
 /** The round a tenant's next job of a queue takes (src/queue/fair-rounds.ts). */
@@ -228,4 +249,5 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_rounds: QueueRoundsTable;
+  audit_events: AuditEventsTable;
 }

@@ -404,6 +404,7 @@ const allMigrations = [
   '009_execution_claims',
   '010_queue_rounds',
   '011_catalog',
+  '012_audit_log',
 ];
 
 describe('interchange migrate', () => {

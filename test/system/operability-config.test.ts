@@ -70,6 +70,7 @@ const badSettings: Array<{ name: string; value: string; says: string; env?: Env 
   { name: 'IX_MAX_JSON_DEPTH', value: '1', says: 'from 2 to' },
   { name: 'IX_ASYNC_DEADLINE_SECONDS', value: '3601', says: 'from 1 to 3600' },
   { name: 'IX_RESULT_RETENTION_HOURS', value: '0', says: 'from 1 to' },
+  { name: 'IX_AUDIT_RETENTION_DAYS', value: '0', says: 'from 1 to' },
   { name: 'IX_WORKER', value: 'sometimes', says: 'true or false' },
   { name: 'IX_WORKER_CONCURRENCY', value: '0', says: 'from 1 to 1000' },
   { name: 'IX_WORKER_HEARTBEAT_SECONDS', value: '5', says: 'from 10 to 3600' },

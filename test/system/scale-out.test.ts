@@ -411,6 +411,7 @@ describe('starting on PostgreSQL', () => {
         { name: '009_execution_claims' },
         { name: '010_queue_rounds' },
         { name: '011_catalog' },
+        { name: '012_audit_log' },
       ]);
     } finally {
       codes = await Promise.all(servers.map((server) => server.stop()));
