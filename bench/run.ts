@@ -26,6 +26,7 @@ import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { createClientAsync } from 'soap';
 import { build } from '../src/app.ts';
+import { cliSource } from '../src/audit/audit-log.ts';
 import { createApiKey } from '../src/auth/key-service.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { openStorage, type Storage } from '../src/storage/database.ts';
@@ -116,7 +117,7 @@ async function startApp(dir: string, name: string, env: Record<string, string> =
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
   const tenant = { id: 'bench', name: 'Bench', type: 'production' as const, created_at: '' };
-  const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, config.defaultRateLimit);
+  const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, config.defaultRateLimit, cliSource());
   const headers = { 'x-api-key': key, 'x-tenant-id': 'bench' };
   const close = async () => {
     await app.close();

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliSource } from '../src/audit/audit-log.ts';
 
 /** POSTs an execute to integration `w`; its `data`, or a throw when it is not 200. */
 export type Execute = (payload: string) => Promise<unknown>;
@@ -29,7 +30,13 @@ export async function withSoapApp<T>(wsdlUrl: string, endpoint: string, measure:
     const app = await build(config, { storage });
     const tenant = { id: 'bench', name: 'bench', type: 'production' as const, created_at: '' };
     await insertTenant(storage.db, { id: tenant.id, name: tenant.name, type: tenant.type });
-    const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'], rate_limit_per_minute: 1_000_000 }, 1000);
+    const { key } = await createApiKey(
+      storage.db,
+      tenant,
+      { scopes: ['*'], rate_limit_per_minute: 1_000_000 },
+      1000,
+      cliSource(),
+    );
     const headers = { 'x-api-key': key, 'x-tenant-id': 'bench', 'content-type': 'application/json' };
     const put = await app.inject({
       method: 'PUT',

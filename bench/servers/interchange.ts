@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { build } from '../../src/app.ts';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey, maxRateLimitPerMinute } from '../../src/auth/key-service.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { openStorage } from '../../src/storage/database.ts';
@@ -77,7 +78,7 @@ app.get('/bench/event-loop', async () => {
 
 const tenant = await insertTenant(storage.db, { id: 'bench', name: 'Bench', type: 'production' });
 if (!tenant) throw new Error('tenant bench exists already: DATABASE_URL must name an empty database');
-const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, maxRateLimitPerMinute);
+const { key } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, maxRateLimitPerMinute, cliSource());
 const headers = { 'x-api-key': key, 'x-tenant-id': 'bench', 'content-type': 'application/json' };
 const put = await app.inject({
   method: 'PUT',
@@ -91,7 +92,7 @@ let bulk: { url: string; headers: Record<string, string> } | undefined;
 if (bulkUpstreamUrl) {
   const bulkTenant = await insertTenant(storage.db, { id: 'bulk', name: 'Bulk', type: 'production' });
   if (!bulkTenant) throw new Error('tenant bulk exists already');
-  const bulkKey = await createApiKey(storage.db, bulkTenant, { scopes: ['*'] }, maxRateLimitPerMinute);
+  const bulkKey = await createApiKey(storage.db, bulkTenant, { scopes: ['*'] }, maxRateLimitPerMinute, cliSource());
   const bulkHeaders = { 'x-api-key': bulkKey.key, 'x-tenant-id': 'bulk', 'content-type': 'application/json' };
   const created = await app.inject({
     method: 'PUT',

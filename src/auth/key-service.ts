@@ -1,3 +1,4 @@
+import { type AuditSource, inTransaction, recordChange } from '../audit/audit-log.ts';
 import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
 import { newId, nowIso } from '../core/ids.ts';
 import { type ApiKeyRecord, findKey, insertKey, revokeKey, rotateKey } from '../storage/api-keys.ts';
@@ -151,17 +152,39 @@ function record(
   };
 }
 
+/** The fields a new key is given, as its event names them (never the key). */
+const newKeyFields = ['name', 'scopes', 'expires_at', 'rate_limit_per_minute'];
+
+/** Stores a new key with its event (`api_key.created` or `.imported`) in one transaction. */
+async function storeNewKey(db: Db, stored: ApiKeyRecord, source: AuditSource, action: 'api_key.created' | 'api_key.imported') {
+  await inTransaction(db, async (tx) => {
+    await insertKey(tx, stored);
+    await recordChange(tx, stored.tenant_id, source, {
+      action,
+      target: { type: 'api_key', id: stored.id },
+      changes: newKeyFields,
+    });
+  });
+}
+
 /** Creates a key for the tenant; the returned `key` is the only time the secret exists outside the caller. */
-export async function createApiKey(db: Db, tenant: Tenant, input: NewKeyInput, defaultLimit: number) {
+export async function createApiKey(db: Db, tenant: Tenant, input: NewKeyInput, defaultLimit: number, source: AuditSource) {
   checkNewKeyInput(input);
   const key = generateKey(prefixFor(tenant.type));
   const stored = record(tenant.id, key, input, defaultLimit);
-  await insertKey(db, stored);
+  await storeNewKey(db, stored, source, 'api_key.created');
   return { record: stored, key };
 }
 
 /** Imports a legacy `ix_prod_`/`ix_dev_` key: it keeps working until it is rotated. */
-export async function importLegacyKey(db: Db, tenant: Tenant, key: string, input: NewKeyInput, defaultLimit: number) {
+export async function importLegacyKey(
+  db: Db,
+  tenant: Tenant,
+  key: string,
+  input: NewKeyInput,
+  defaultLimit: number,
+  source: AuditSource,
+) {
   if (!isLegacyKey(key)) {
     throw validationFailed([
       { path: 'key', message: 'a legacy key starts ix_prod_ or ix_dev_ followed by at least 16 of A-Z a-z 0-9 _ -' },
@@ -170,7 +193,7 @@ export async function importLegacyKey(db: Db, tenant: Tenant, key: string, input
   checkNewKeyInput(input);
   const stored = record(tenant.id, key, input, defaultLimit);
   try {
-    await insertKey(db, stored);
+    await storeNewKey(db, stored, source, 'api_key.imported');
   } catch (error) {
     if (/unique|duplicate/i.test(String(error))) throw new ApiError('conflict', 'This key has been imported already.');
     throw error;
@@ -182,7 +205,7 @@ export async function importLegacyKey(db: Db, tenant: Tenant, key: string, input
  * Issues a successor with the same name, scopes, limit and expiry, in a new-format key; the old key
  * keeps working for `overlapSeconds` and then answers expired_credentials.
  */
-export async function rotateApiKey(db: Db, old: ApiKeyRecord, tenant: Tenant, overlapSeconds: number) {
+export async function rotateApiKey(db: Db, old: ApiKeyRecord, tenant: Tenant, overlapSeconds: number, source: AuditSource) {
   if (old.revoked_at) throw new ApiError('conflict', 'A revoked key cannot be rotated.');
   if (old.rotated_to) throw new ApiError('conflict', `This key was rotated already, to ${old.rotated_to}.`);
   if (old.expires_at && Date.parse(old.expires_at) <= Date.now()) {
@@ -198,16 +221,33 @@ export async function rotateApiKey(db: Db, old: ApiKeyRecord, tenant: Tenant, ov
   );
   const overlapEnd = Date.now() + overlapSeconds * 1000;
   const oldExpiry = old.expires_at ? Math.min(Date.parse(old.expires_at), overlapEnd) : overlapEnd;
-  if (!(await rotateKey(db, old, next, new Date(oldExpiry).toISOString()))) {
+  const rotated = await inTransaction(db, async (tx) => {
+    if (!(await rotateKey(tx, old, next, new Date(oldExpiry).toISOString()))) return false;
+    await recordChange(tx, tenant.id, source, {
+      action: 'api_key.rotated',
+      target: { type: 'api_key', id: old.id },
+      changes: ['expires_at', 'rotated_to'],
+    });
+    return true;
+  });
+  if (!rotated) {
     const current = await findKey(db, old.id);
     throw new ApiError('conflict', current?.revoked_at ? 'A revoked key cannot be rotated.' : 'This key was rotated already.');
   }
   return { record: next, key, old: (await findKey(db, old.id)) as ApiKeyRecord };
 }
 
-/** Revokes a key; revoking a revoked key is a no-op that answers the key as it is. */
-export async function revokeApiKey(db: Db, id: string, tenantId?: string): Promise<ApiKeyRecord> {
-  const existing = await findKey(db, id, tenantId);
-  if (!existing) throw new ApiError('not_found', `No API key ${id}.`);
-  return (await revokeKey(db, id, nowIso())) as ApiKeyRecord;
+/** Revokes a key; revoking a revoked key is a no-op that answers the key as it is (and writes no event). */
+export async function revokeApiKey(db: Db, id: string, source: AuditSource, tenantId?: string): Promise<ApiKeyRecord> {
+  return inTransaction(db, async (tx) => {
+    const existing = await findKey(tx, id, tenantId);
+    if (!existing) throw new ApiError('not_found', `No API key ${id}.`);
+    if (!(await revokeKey(tx, id, nowIso()))) return existing;
+    await recordChange(tx, existing.tenant_id, source, {
+      action: 'api_key.revoked',
+      target: { type: 'api_key', id },
+      changes: ['revoked_at'],
+    });
+    return (await findKey(tx, id)) as ApiKeyRecord;
+  });
 }

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { type AuditSource, inTransaction, recordForTenants } from '../audit/audit-log.ts';
 import { newId, nowIso } from '../core/ids.ts';
 import { decryptSecret, encryptSecret } from '../secrets/cipher.ts';
 import type { Db } from '../storage/database.ts';
@@ -9,6 +10,7 @@ import {
   type StoredSigningKey,
   verifyingKeys,
 } from '../storage/signing-keys.ts';
+import { listTenants } from '../storage/tenants.ts';
 
 /** The one algorithm access tokens are signed and verified with: Ed25519. */
 export const signingAlgorithm = 'EdDSA';
@@ -102,10 +104,20 @@ export class SigningKeys {
   /**
    * Starts signing with a new key and retires the others; tokens they signed keep verifying until they expire. Other
    * instances sign with the new key within a minute and verify it at once (an unknown kid makes them read storage).
+   * Every tenant's audit log records it: the key signs every person's tokens.
    */
-  async rotate(): Promise<string> {
+  async rotate(source: AuditSource): Promise<string> {
     const next = newKey(this.#masterKey);
-    await replaceSigningKeys(this.#db, next, nowIso());
+    await inTransaction(this.#db, async (tx) => {
+      await replaceSigningKeys(tx, next, nowIso());
+      const tenants = await listTenants(tx);
+      await recordForTenants(
+        tx,
+        tenants.map((t) => t.id),
+        source,
+        { action: 'signing_key.rotated', target: { type: 'signing_key', id: next.kid } },
+      );
+    });
     this.#current = undefined;
     this.#verifyingReadAt = Number.NEGATIVE_INFINITY;
     return next.kid;

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { cliSource } from '../audit/audit-log.ts';
 import { announceKeyChange } from '../auth/key-events.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import { createApiKey, importLegacyKey, maxOverlapSeconds, revokeApiKey, rotateApiKey } from '../auth/key-service.ts';
@@ -110,7 +111,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
         rate_limit_per_minute: wholeNumber('--rate-limit', values['rate-limit'], 1_000_000),
       };
       const { record, key } = await withStorage(io, async (s, limit) =>
-        createApiKey(s.db, await tenantOrFail(s.db, values.tenant), input, limit),
+        createApiKey(s.db, await tenantOrFail(s.db, values.tenant), input, limit, cliSource()),
       );
       show(io, values.json, record, key, shownOnce(key));
       return 0;
@@ -130,7 +131,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
       const secret = values.key;
       const input = { name: values.name, scopes: scopesOf(values.scopes) };
       const { record } = await withStorage(io, async (s, limit) =>
-        importLegacyKey(s.db, await tenantOrFail(s.db, values.tenant), secret, input, limit),
+        importLegacyKey(s.db, await tenantOrFail(s.db, values.tenant), secret, input, limit, cliSource()),
       );
       // The caller supplied the secret: it is neither new nor shown here again, and it keeps working as it did.
       show(io, values.json, record, secret, `imported the key you supplied (${masked(record)}); only its hash is stored`);
@@ -164,7 +165,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json } });
       if (positionals.length !== 1) throw new UsageError(actions.revoke.split('\n')[0]);
       const key = await withStorage(io, async (s, _limit, config) => {
-        const revoked = await revokeApiKey(s.db, positionals[0]);
+        const revoked = await revokeApiKey(s.db, positionals[0], cliSource());
         // Running instances drop it at once (with REDIS_URL); otherwise within their key cache TTL.
         await announceKeyChange(config.redisUrl, config.redisPrefix, revoked.hash);
         return revoked;
@@ -184,7 +185,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
         const old = await findKey(s.db, positionals[0]);
         if (!old) throw new ApiError('not_found', `No API key ${positionals[0]}.`);
         const tenant = await tenantOrFail(s.db, old.tenant_id);
-        const rotated = await rotateApiKey(s.db, old, tenant, overlap);
+        const rotated = await rotateApiKey(s.db, old, tenant, overlap, cliSource());
         await announceKeyChange(config.redisUrl, config.redisPrefix, old.hash);
         return rotated;
       });

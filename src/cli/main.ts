@@ -25,6 +25,7 @@ const usage = `usage: interchange <command> [options]
   users grant <email> --tenant T --role owner|admin|developer|viewer
   users revoke <email> --tenant T
   signing-keys rotate                     sign access tokens with a new key (nobody is signed out)
+  audit list --tenant T [--action A] [--actor ID] [--target ID] [--since TIME] [--until TIME] [--limit N]
 
 ${helpFooter}
 interchange <command> --help describes a command; interchange --version prints the version.`;
@@ -43,6 +44,7 @@ const commands: Record<string, () => Promise<Command>> = {
   webhooks: async () => (await import('./webhooks.ts')).webhooksCommand,
   users: async () => (await import('./users.ts')).usersCommand,
   'signing-keys': async () => (await import('./signing-keys.ts')).signingKeysCommand,
+  audit: async () => (await import('./audit.ts')).auditCommand,
 };
 
 /** `--json` before any `--`: failures are then reported as one JSON object. */

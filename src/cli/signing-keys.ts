@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { cliSource } from '../audit/audit-log.ts';
 import { retiredKeyGraceSeconds, SigningKeys } from '../auth/signing-keys.ts';
 import { loadMasterKey } from '../secrets/master-key.ts';
 import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, UsageError } from './io.ts';
@@ -23,7 +24,7 @@ export async function signingKeysCommand(args: string[], io: CliIo): Promise<num
   const { values } = parseArgs({ args: rest, options: { json } });
   const kid = await withStorage(io, async (storage, _limit, config) => {
     const keys = new SigningKeys(storage.db, loadMasterKey(config, storage).key);
-    return keys.rotate();
+    return keys.rotate(cliSource());
   });
   io.out(
     values.json

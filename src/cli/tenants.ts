@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { cliSource, inTransaction, recordChange } from '../audit/audit-log.ts';
 import { ApiError } from '../core/errors.ts';
 import { insertTenant, listTenants, type Tenant, type TenantType, tenantTypes } from '../storage/tenants.ts';
 import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
@@ -38,8 +39,19 @@ export async function tenantsCommand(args: string[], io: CliIo): Promise<number>
       throw new UsageError('tenant_id: 1–64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
     }
     if (!tenantTypes.includes(values.type as TenantType)) throw new UsageError(`--type must be one of ${tenantTypes.join(', ')}`);
+    const source = cliSource();
     const tenant = await withStorage(io, (s) =>
-      insertTenant(s.db, { id, name: values.name ?? id, type: values.type as TenantType }),
+      inTransaction(s.db, async (tx) => {
+        const created = await insertTenant(tx, { id, name: values.name ?? id, type: values.type as TenantType });
+        if (created) {
+          await recordChange(tx, id, source, {
+            action: 'tenant.created',
+            target: { type: 'tenant', id },
+            changes: ['name', 'type'],
+          });
+        }
+        return created;
+      }),
     );
     if (!tenant) throw new ApiError('conflict', `tenant ${id} exists already`);
     show(io, values.json, tenant);

@@ -117,6 +117,23 @@ function secretContext(tenantId: string, id: string, field: string): string {
 }
 
 /**
+ * The secrets whose value a write changed, set or cleared, by path (`auth.client_secret`): compared opened, since each
+ * sealing differs. For the audit log, which names the path and never the value.
+ */
+export function changedSecretPaths(
+  target: { tenantId: string; id: string; masterKey: Buffer },
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): string[] {
+  const open = (secrets: Readonly<Record<string, string>>, path: string) =>
+    secrets[path] === undefined
+      ? undefined
+      : decryptSecret(target.masterKey, secrets[path], secretContext(target.tenantId, target.id, path));
+  const paths = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...paths].filter((path) => before[path] !== after[path] && open(before, path) !== open(after, path));
+}
+
+/**
  * The stored form of a PUT (whole replacement: a field or secret left out is cleared) or a PATCH
  * (merge: left out is kept, objects such as `auth` merged field by field unless their `type` changes). `null` or `""`
  * clears a secret; `null` unsets any other field. A PATCH that moves a URL field to another origin must resend the

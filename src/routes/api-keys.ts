@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestSource } from '../audit/audit-log.ts';
 import { type AuthContext, caller } from '../auth/authenticate.ts';
 import { toKeyObject } from '../auth/key-object.ts';
 import {
@@ -107,6 +108,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
         tenant,
         { ...input, created_by: auth.user?.id ?? null },
         ctx.config.defaultRateLimit,
+        requestSource(request),
       );
       return reply.code(201).send(ok({ ...view(record), key }));
     },
@@ -216,7 +218,13 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       // The caller receives the successor's secret, so it must hold everything the successor gets.
       assertMayRotate(await granter(ctx, auth), old);
       const tenant = await tenantOf(ctx, auth);
-      const { record, key } = await rotateApiKey(ctx.storage.db, old, tenant, request.body?.overlap_seconds ?? 3600);
+      const { record, key } = await rotateApiKey(
+        ctx.storage.db,
+        old,
+        tenant,
+        request.body?.overlap_seconds ?? 3600,
+        requestSource(request),
+      );
       ctx.keyCache.forget(old.hash);
       ctx.announceKeyChange(old.hash);
       return reply.code(201).send(ok({ ...view(record), key }));
@@ -240,7 +248,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
       },
     },
     async (request) => {
-      const revoked = await revokeApiKey(ctx.storage.db, request.params.key_id, caller(request).tenantId);
+      const revoked = await revokeApiKey(ctx.storage.db, request.params.key_id, requestSource(request), caller(request).tenantId);
       ctx.keyCache.forget(revoked.hash);
       ctx.announceKeyChange(revoked.hash);
       return ok(view(revoked));

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type AuditChange, changedPaths, inTransaction, recordChange, requestSource } from '../audit/audit-log.ts';
 import { caller } from '../auth/authenticate.ts';
 import type { ConnectorDefinition } from '../connectors/connector.ts';
-import { applyConfigWrite, integrationView } from '../connectors/integration-config.ts';
+import { applyConfigWrite, changedSecretPaths, integrationView } from '../connectors/integration-config.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError, type ValidationIssue, validationFailed } from '../core/errors.ts';
 import { checkPreconditions, etagOf } from '../http/conditional.ts';
@@ -11,6 +12,7 @@ import { integrationKey } from '../resilience/config.ts';
 import {
   deleteIntegration,
   findIntegration,
+  type IntegrationWrite,
   listIntegrations,
   type StoredIntegration,
   saveIntegration,
@@ -134,13 +136,13 @@ async function writeIntegration(
     const target = { tenantId, id, masterKey: ctx.masterKey };
     const previous = plan.merge && existing ? existing : undefined;
     const { config, secrets } = applyConfigWrite(plan.definition, target, plan.config ?? {}, previous);
-    const saved = await saveIntegration(
-      ctx.storage.db,
-      tenantId,
-      id,
-      { name: plan.name, connector: plan.definition.id, config, secrets, catalog: plan.catalog },
-      existing,
-    );
+    const write = { name: plan.name, connector: plan.definition.id, config, secrets, catalog: plan.catalog };
+    const change = integrationChange(target, existing, write, plan.merge);
+    const saved = await inTransaction(ctx.storage.db, async (tx) => {
+      const stored = await saveIntegration(tx, tenantId, id, write, existing);
+      if (stored) await recordChange(tx, tenantId, requestSource(request), change);
+      return stored;
+    });
     if (saved) {
       ctx.integrations.forget(tenantId, id);
       // A changed integration starts with a closed breaker: the change may be the fix (docs/resilience.md).
@@ -149,6 +151,24 @@ async function writeIntegration(
     }
   }
   throw changedByOthers(id);
+}
+
+/**
+ * A write's audit event: `integration.created`, `.replaced` (PUT) or `.updated` (PATCH), naming the fields that
+ * changed (`config.base_url`, `config.auth.client_secret`, `catalog.descriptions`) and never a value.
+ */
+function integrationChange(
+  target: { tenantId: string; id: string; masterKey: Buffer },
+  existing: StoredIntegration | undefined,
+  write: IntegrationWrite,
+  merge: boolean,
+): AuditChange {
+  const fields = (i: Pick<IntegrationWrite, 'name' | 'connector' | 'config' | 'catalog'> | undefined) =>
+    i && { name: i.name, connector: i.connector, config: i.config, catalog: i.catalog };
+  const secrets = changedSecretPaths(target, existing?.secrets ?? {}, write.secrets).map((path) => `config.${path}`);
+  const changes = [...changedPaths(fields(existing), fields(write), ''), ...secrets].sort();
+  const action = !existing ? 'integration.created' : merge ? 'integration.updated' : 'integration.replaced';
+  return { action, target: { type: 'integration', id: target.id }, changes };
 }
 
 /**
@@ -330,7 +350,15 @@ export function registerIntegrationRoutes(app: FastifyInstance, ctx: AppContext,
         const existing = await findIntegration(db, tenantId, id);
         if (!existing) throw notFound(id);
         checkPreconditions(request.headers, existing);
-        if (await deleteIntegration(db, tenantId, id, existing.version)) {
+        const deleted = await inTransaction(db, async (tx) => {
+          if (!(await deleteIntegration(tx, tenantId, id, existing.version))) return false;
+          await recordChange(tx, tenantId, requestSource(request), {
+            action: 'integration.deleted',
+            target: { type: 'integration', id },
+          });
+          return true;
+        });
+        if (deleted) {
           ctx.integrations.forget(tenantId, id);
           await ctx.breakers.forget(integrationKey(tenantId, id));
           return ok({ id, deleted: true });

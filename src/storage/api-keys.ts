@@ -73,27 +73,31 @@ export async function listKeys(
   return toPage(rows.map(fromRow), options.limit, (k) => k.id);
 }
 
-/** Sets `revoked_at` unless already set; returns the key as stored afterwards. */
-export async function revokeKey(db: Db, id: string, at: string): Promise<ApiKeyRecord | undefined> {
-  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-  return findKey(db, id);
+/** Sets `revoked_at` unless already set; false when it was. */
+export async function revokeKey(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**
- * Stores `next` and links the old key to it, in one transaction. The guard on the update makes two
- * concurrent rotations of one key produce one successor: the loser gets `false` and nothing is written.
+ * Stores `next` and links the old key to it; `tx` is a transaction (the rotation's event is written on it too). The
+ * guard on the update makes two concurrent rotations of one key produce one successor: the loser gets `false` and
+ * nothing is written.
  */
-export async function rotateKey(db: Db, old: ApiKeyRecord, next: ApiKeyRecord, oldExpiresAt: string): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    const result = await tx
-      .updateTable('api_keys')
-      .set({ rotated_to: next.id, expires_at: oldExpiresAt })
-      .where('id', '=', old.id)
-      .where('rotated_to', 'is', null)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return false;
-    await tx.insertInto('api_keys').values(toRow(next)).execute();
-    return true;
-  });
+export async function rotateKey(tx: Db, old: ApiKeyRecord, next: ApiKeyRecord, oldExpiresAt: string): Promise<boolean> {
+  const result = await tx
+    .updateTable('api_keys')
+    .set({ rotated_to: next.id, expires_at: oldExpiresAt })
+    .where('id', '=', old.id)
+    .where('rotated_to', 'is', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  await tx.insertInto('api_keys').values(toRow(next)).execute();
+  return true;
 }

@@ -58,10 +58,13 @@ export interface AuditQuery {
   action?: string;
   actor_id?: string;
   target_id?: string;
-  /** Lowest and highest ids the time bounds allow (ids sort by their time). */
-  fromId?: string;
-  beforeId?: string;
+  /** RFC 3339: at or after `since`, before `until`. */
+  since?: string;
+  until?: string;
 }
+
+/** The least id an event made at `time` or later can have: ids start with their millisecond (src/core/ids.ts). */
+const idAt = (time: string) => `aud_${Date.parse(time).toString(36).padStart(9, '0')}`;
 
 /** A tenant's events, newest first. */
 export async function listAuditEvents(db: Db, tenantId: string, query: AuditQuery): Promise<Page<AuditEvent>> {
@@ -71,8 +74,9 @@ export async function listAuditEvents(db: Db, tenantId: string, query: AuditQuer
   if (query.action !== undefined) select = select.where('action', '=', query.action);
   if (query.actor_id !== undefined) select = select.where('actor_id', '=', query.actor_id);
   if (query.target_id !== undefined) select = select.where('target_id', '=', query.target_id);
-  if (query.fromId !== undefined) select = select.where('id', '>=', query.fromId);
-  if (query.beforeId !== undefined) select = select.where('id', '<', query.beforeId);
+  // A time window as id bounds, so it reads the tenant's index.
+  if (query.since !== undefined) select = select.where('id', '>=', idAt(query.since));
+  if (query.until !== undefined) select = select.where('id', '<', idAt(query.until));
   const rows = await select
     .orderBy('id', 'desc')
     .limit(query.limit + 1)

@@ -29,10 +29,8 @@ export async function verifyingKeys(db: Db, retiredSince: string): Promise<Store
     .execute();
 }
 
-/** Retires every key but `keep`, in the same transaction as `keep` is stored. */
-export async function replaceSigningKeys(db: Db, keep: StoredSigningKey, at: string): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    await tx.updateTable('signing_keys').set({ retired_at: at }).where('retired_at', 'is', null).execute();
-    await tx.insertInto('signing_keys').values(keep).execute();
-  });
+/** Retires every key but `keep`, on the transaction `keep` is stored in. */
+export async function replaceSigningKeys(tx: Db, keep: StoredSigningKey, at: string): Promise<void> {
+  await tx.updateTable('signing_keys').set({ retired_at: at }).where('retired_at', 'is', null).execute();
+  await tx.insertInto('signing_keys').values(keep).execute();
 }

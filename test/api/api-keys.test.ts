@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { importLegacyKey } from '../../src/auth/key-service.ts';
 import { randomString } from '../../src/core/ids.ts';
 import { findTenant } from '../../src/storage/tenants.ts';
@@ -480,7 +481,7 @@ describe('api keys', () => {
     const tenant = (await findTenant(h.storage.db, 'acme'))!;
     const legacy = `ix_prod_${randomString(24)}`;
     const input = { name: 'old', scopes: ['api_keys.*', 'entities.read'] };
-    await importLegacyKey(h.storage.db, tenant, legacy, input, h.config.defaultRateLimit);
+    await importLegacyKey(h.storage.db, tenant, legacy, input, h.config.defaultRateLimit, cliSource());
     const legacyAuth = { key: legacy, tenant: 'acme' };
     const me = await call(legacyAuth, { method: 'GET', url: '/api/v1/me' });
     assert.equal(me.statusCode, 200, me.body);
@@ -499,7 +500,7 @@ describe('api keys', () => {
     assert.equal((await call(legacyAuth, list)).statusCode, 200); // inside the default overlap
 
     const dev = `ix_dev_${randomString(24)}`;
-    const { record } = await importLegacyKey(h.storage.db, tenant, dev, { scopes: ['entities.read'] }, 600);
+    const { record } = await importLegacyKey(h.storage.db, tenant, dev, { scopes: ['entities.read'] }, 600, cliSource());
     assert.equal((await call({ key: dev, tenant: 'acme' }, list)).statusCode, 200);
     const shown = body(await call(admin, { method: 'GET', url: `${keysUrl}/${record.id}` })).data;
     assert.deepEqual([shown.legacy, shown.prefix], [true, 'ix_dev_']);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { UsageRecorder } from '../../src/auth/usage-recorder.ts';
 import { defineConnector } from '../../src/connectors/connector.ts';
@@ -239,7 +240,7 @@ describe('the gauges’ sources', () => {
     await migrate(storage);
     const tenant = await insertTenant(storage.db, { id: 'acme', name: 'Acme', type: 'production' });
     assert.ok(tenant);
-    const { record } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, 600);
+    const { record } = await createApiKey(storage.db, tenant, { scopes: ['*'] }, 600, cliSource());
     const errors: unknown[] = [];
     const usage = new UsageRecorder(storage.db, { error: (fields: unknown) => errors.push(fields) } as never, 60_000);
     try {

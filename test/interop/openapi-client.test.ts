@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
 import { insertTenant } from '../../src/storage/tenants.ts';
@@ -99,7 +100,13 @@ describe('a client generated from the OpenAPI document', () => {
       await migrate(storage);
       const tenant = { id: 'acme', name: 'Acme', type: 'production' as const };
       await insertTenant(storage.db, tenant);
-      ({ key } = await createApiKey(storage.db, { ...tenant, created_at: '' }, { scopes: ['integrations.*'] }, 1000));
+      ({ key } = await createApiKey(
+        storage.db,
+        { ...tenant, created_at: '' },
+        { scopes: ['integrations.*'] },
+        1000,
+        cliSource(),
+      ));
     } finally {
       await storage.close();
     }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type BuildOptions, build } from '../../src/app.ts';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import type { ConnectorDefinition } from '../../src/connectors/connector.ts';
@@ -84,7 +85,13 @@ export async function harness(
     async key(tenantId, scopes, extra = {}) {
       const tenant = { id: tenantId, name: '', type: 'production' as const, created_at: '' };
       const row = await storage.db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirstOrThrow();
-      return createApiKey(storage.db, { ...tenant, type: row.type as TenantType }, { scopes, ...extra }, config.defaultRateLimit);
+      return createApiKey(
+        storage.db,
+        { ...tenant, type: row.type as TenantType },
+        { scopes, ...extra },
+        config.defaultRateLimit,
+        cliSource(),
+      );
     },
     async auth(tenantId, scopes, extra = {}) {
       return { key: (await h.key(tenantId, scopes, extra)).key, tenant: tenantId };

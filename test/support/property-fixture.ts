@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { importLegacyKey, revokeApiKey, rotateApiKey } from '../../src/auth/key-service.ts';
 import { findTenant, type Tenant } from '../../src/storage/tenants.ts';
 import type { UrlPool } from './fuzz-bodies.ts';
@@ -108,10 +109,10 @@ export async function propertyFixture(): Promise<PropertyFixture> {
   const narrow = await h.key('acme', ['entities.read', 'executions.read'], unlimited);
   const sandbox = await h.key('other', ['*'], unlimited);
   const revoked = await h.key('acme', ['*'], unlimited);
-  await revokeApiKey(db, revoked.record.id);
+  await revokeApiKey(db, revoked.record.id, cliSource());
   const expired = await h.key('acme', ['*'], unlimited);
-  await rotateApiKey(db, expired.record, acme, 0);
-  const legacy = await importLegacyKey(db, acme, `ix_prod_${'L'.repeat(24)}`, { scopes: ['*'], ...unlimited }, 600);
+  await rotateApiKey(db, expired.record, acme, 0, cliSource());
+  const legacy = await importLegacyKey(db, acme, `ix_prod_${'L'.repeat(24)}`, { scopes: ['*'], ...unlimited }, 600, cliSource());
   const secrets = {
     star: star.key,
     narrow: narrow.key,

@@ -38,6 +38,8 @@ describe('interchange --help and --version', { concurrency: true }, () => {
       /usage: interchange signing-keys rotate\n\n {2}Starts signing access tokens with a new key/,
     ],
     [['users', 'list', '--help'], /usage: interchange users list/],
+    [['audit', '--help'], /usage: interchange audit <list>/],
+    [['audit', 'list', '--help'], /usage: interchange audit list --tenant T \[--action A\]/],
     [['users', 'grant', '--help'], /usage: interchange users grant <email> --tenant T --role owner\|admin\|developer\|viewer/],
     [['users', 'revoke', '--help'], /usage: interchange users revoke <email> --tenant T/],
   ];

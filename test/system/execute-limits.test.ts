@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Pool } from 'undici';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { requestFingerprint } from '../../src/http/fingerprint.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
@@ -695,7 +696,13 @@ describe('memory of a server process under 8 executes at once that each hit 32 M
       await migrate(storage);
       const tenant = { id: 'acme', name: 'Acme', type: 'production' as const };
       await insertTenant(storage.db, tenant);
-      ({ key } = await createApiKey(storage.db, { ...tenant, created_at: '' }, { scopes: ['integrations.*'] }, 100_000));
+      ({ key } = await createApiKey(
+        storage.db,
+        { ...tenant, created_at: '' },
+        { scopes: ['integrations.*'] },
+        100_000,
+        cliSource(),
+      ));
     } finally {
       await storage.close();
     }

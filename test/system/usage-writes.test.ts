@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createApiKey } from '../../src/auth/key-service.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { insertTenant } from '../../src/storage/tenants.ts';
@@ -25,7 +26,7 @@ describe('usage writes from several instances on PostgreSQL', () => {
     const tenant = { id: 't', name: 't', type: 'production' as const };
     await insertTenant(a.db, tenant);
     for (let i = 0; i < 4; i++)
-      keys.push((await createApiKey(a.db, { ...tenant, created_at: '' }, { scopes: ['*'] }, 600)).record.id);
+      keys.push((await createApiKey(a.db, { ...tenant, created_at: '' }, { scopes: ['*'] }, 600, cliSource())).record.id);
   });
   after(async () => {
     await a.close();
