@@ -82,6 +82,17 @@ export class People {
     return { user: found.user, role: found.role, scopes: roleScopes[found.role], sessionId: claims.sessionId };
   }
 
+  /**
+   * Drops what this instance knew of the person's role in the tenant, after a change of it: a removed member's tokens
+   * are refused here at once, and a new role holds from the next request (other instances: within `cacheMs`).
+   */
+  forgetMembership(userId: string, tenantId: string): void {
+    for (const key of this.#cache.keys()) {
+      const [user, , tenant] = key.split('\n');
+      if (user === userId && tenant === tenantId) this.#cache.delete(key);
+    }
+  }
+
   /** Drops what this instance knew of a session that has ended: its access tokens are refused at once here. */
   #forgetSession(sessionId: string): void {
     for (const key of this.#cache.keys()) if (key.split('\n')[1] === sessionId) this.#cache.delete(key);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type AuditSource, inTransaction, recordPersonEvent } from '../audit/audit-log.ts';
 import { ApiError } from '../core/errors.ts';
 import { newId, nowIso, randomString } from '../core/ids.ts';
 import type { Db } from '../storage/database.ts';
@@ -9,7 +10,15 @@ import {
   revokeSession,
   spendRefreshToken,
 } from '../storage/sessions.ts';
-import { findUser, findUserByEmail, type Membership, membershipsOf, normalizeEmail, type User } from '../storage/users.ts';
+import {
+  findUser,
+  findUserByEmail,
+  type Membership,
+  membershipsOf,
+  normalizeEmail,
+  type User,
+  type UserWithPassword,
+} from '../storage/users.ts';
 import type { AccessTokens } from './access-tokens.ts';
 import { verifyDummyPassword, verifyPassword } from './passwords.ts';
 import type { SignInLimits } from './sign-in-limits.ts';
@@ -28,6 +37,19 @@ export interface SessionTokens {
   refresh_token: string;
   user: User;
   memberships: Membership[];
+}
+
+/** Where a sign-in comes from, and how its audit events are written (docs/people-and-console.md#the-audit-trail-of-people). */
+export interface SignInAttempt {
+  /** The client's address: its places in the password queue and its count in the IP guard. */
+  address: string;
+  /** Who an event is from, and where: the person themself, with the request's address and id. */
+  source: (user: User) => AuditSource;
+  /**
+   * Takes the write of a known person's `user.sign_in_failed`, to run once the 401 or 429 has gone. An unknown email
+   * writes nothing; run before the answer, the write's time would tell the two apart.
+   */
+  afterAnswer: (write: () => Promise<void>) => void;
 }
 
 export interface SessionServiceOptions {
@@ -86,23 +108,58 @@ export class SessionService {
   }
 
   /**
-   * Checks the password of a sign-in from `address` and starts a session. A wrong password and an unknown email get the
-   * same answer after the same work, in the same queue (an unknown email is checked against a dummy hash); both count
-   * toward the address's guard and the account's lockout.
+   * Checks the password of a sign-in and starts a session, with `user.signed_in` in every tenant of the person. A wrong
+   * password and an unknown email get the same answer after the same work, in the same queue (an unknown email is
+   * checked against a dummy hash); both count toward the address's guard and the account's lockout. A known person's
+   * wrong password or locked account is `user.sign_in_failed`, written after the answer (SignInAttempt.afterAnswer).
    */
-  async signIn(email: string, password: string, address: string): Promise<SessionTokens> {
+  async signIn(email: string, password: string, attempt: SignInAttempt): Promise<SessionTokens> {
     const account = normalizeEmail(email);
-    const user = await this.#limits.check(address, account, async () => {
-      const found = await findUserByEmail(this.#db, account);
-      const ok = found ? await verifyPassword(password, found.password_hash) : await verifyDummyPassword(password);
-      return ok ? found : undefined;
-    });
-    if (!user) throw wrongCredentials();
+    let found: UserWithPassword | undefined;
+    let user: UserWithPassword | undefined;
+    try {
+      user = await this.#limits.check(attempt.address, account, async () => {
+        found = await findUserByEmail(this.#db, account);
+        const ok = found ? await verifyPassword(password, found.password_hash) : await verifyDummyPassword(password);
+        return ok ? found : undefined;
+      });
+    } catch (error) {
+      // Locked out before any check: whether the account exists is read after the answer, so the 429 takes no longer.
+      if (error instanceof ApiError && error.details?.reason === 'account_lockout') this.#failed(account, undefined, attempt);
+      throw error;
+    }
+    if (!user) {
+      if (found) this.#failed(account, found, attempt);
+      throw wrongCredentials();
+    }
+    const { password_hash: _hash, ...shown } = user;
     const sessionId = newId('ses');
     const first = newRefreshToken(user.id, sessionId, null);
-    await insertSession(this.#db, { id: sessionId, user_id: user.id, created_at: nowIso() }, first.record);
-    const { password_hash: _hash, ...shown } = user;
+    await inTransaction(this.#db, async (tx) => {
+      await insertSession(tx, { id: sessionId, user_id: shown.id, created_at: nowIso() }, first.record);
+      await recordPersonEvent(tx, shown.id, attempt.source(shown), {
+        action: 'user.signed_in',
+        target: { type: 'user', id: shown.id },
+        changes: [],
+      });
+    });
     return this.#answer(shown, sessionId, first.token);
+  }
+
+  /** Hands the attempt the write of `user.sign_in_failed` for the account, when it is a known person's. */
+  #failed(account: string, known: UserWithPassword | undefined, attempt: SignInAttempt): void {
+    attempt.afterAnswer(async () => {
+      const found = known ?? (await findUserByEmail(this.#db, account));
+      if (!found) return;
+      const { password_hash: _hash, ...user } = found;
+      await inTransaction(this.#db, (tx) =>
+        recordPersonEvent(tx, user.id, attempt.source(user), {
+          action: 'user.sign_in_failed',
+          target: { type: 'user', id: user.id },
+          changes: [],
+        }),
+      );
+    });
   }
 
   /** Spends a refresh token for a new access token and the next refresh token. */

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { cliSource } from '../audit/audit-log.ts';
 import { minPasswordLength } from '../auth/passwords.ts';
 import { createUser, grantRole, revokeRole } from '../auth/user-service.ts';
 import { listUsers, membershipsOf, roles } from '../storage/users.ts';
@@ -60,7 +61,7 @@ export async function usersCommand(args: string[], io: CliIo): Promise<number> {
       if (password.length < minPasswordLength) {
         throw new UsageError(`the password must be at least ${minPasswordLength} characters`);
       }
-      const user = await withStorage(io, (s) => createUser(s.db, { email, name: values.name, password }));
+      const user = await withStorage(io, (s) => createUser(s.db, { email, name: values.name, password }, cliSource()));
       io.out(values.json ? JSON.stringify(user) : `${user.id}\t${user.email}\t${user.name}`);
       return 0;
     }
@@ -88,7 +89,7 @@ export async function usersCommand(args: string[], io: CliIo): Promise<number> {
         throw new UsageError(`--role must be one of ${roles.join(', ')}`);
       }
       const { tenant, role } = values;
-      const granted = await withStorage(io, (s) => grantRole(s.db, email, tenant, role));
+      const granted = await withStorage(io, (s) => grantRole(s.db, email, tenant, role, cliSource()));
       io.out(values.json ? JSON.stringify(granted) : `${granted.user.email} is ${granted.role} in ${granted.tenant_id}`);
       return 0;
     }
@@ -101,7 +102,7 @@ export async function usersCommand(args: string[], io: CliIo): Promise<number> {
       const email = oneEmail(positionals, 'revoke');
       if (!values.tenant) throw new UsageError('--tenant is required');
       const { tenant } = values;
-      const revoked = await withStorage(io, (s) => revokeRole(s.db, email, tenant));
+      const revoked = await withStorage(io, (s) => revokeRole(s.db, email, tenant, cliSource()));
       io.out(values.json ? JSON.stringify(revoked) : `${revoked.user.email} has no role in ${revoked.tenant_id} any more`);
       return 0;
     }

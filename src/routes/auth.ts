@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { personSource } from '../audit/audit-log.ts';
 import { looksLikeJwt } from '../auth/access-tokens.ts';
 import { refuseBlockedAddress } from '../auth/authenticate.ts';
 import { maxPasswordLength } from '../auth/passwords.ts';
@@ -8,6 +9,13 @@ import { ApiError } from '../core/errors.ts';
 import { addressedToLoopback, readCookie, serializeCookie } from '../http/cookies.ts';
 import { ok } from '../http/envelope.ts';
 import { bodyFailures, failures, reply } from './schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What a sign-in leaves to do once its answer has gone: the audit write of a known person's failure. */
+    afterAnswer: (() => Promise<void>) | null;
+  }
+}
 
 /** The cookie that carries the refresh token for the console; only the auth routes ever receive it. */
 export const refreshCookie = 'ix_refresh';
@@ -64,10 +72,15 @@ function isJson(request: FastifyRequest): boolean {
  */
 export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void {
   const { people, guard } = ctx;
+  app.decorateRequest('afterAnswer', null);
 
   app.post<{ Body: { email: string; password: string } }>(
     '/api/v1/auth/sign-in',
     {
+      // After the answer has gone, so that its time cannot tell a known email from an unknown one.
+      onResponse: async (request) => {
+        await request.afterAnswer?.().catch((error) => request.log.error({ err: error }, 'a failed sign-in was not audited'));
+      },
       schema: {
         tags,
         operationId: 'signIn',
@@ -83,7 +96,13 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext): void 
       // Sign-in counts each attempt toward the IP guard before checking the password (SignInLimits): its 401 is
       // counted already.
       request.failureCounted = true;
-      const tokens = await people.sessions.signIn(request.body.email, request.body.password, request.ip);
+      const tokens = await people.sessions.signIn(request.body.email, request.body.password, {
+        address: request.ip,
+        source: (user) => personSource(request, user),
+        afterAnswer: (write) => {
+          request.afterAnswer = write;
+        },
+      });
       return sendSession(request, reply, tokens);
     },
   );

@@ -3,19 +3,20 @@ import type { RefreshTokensTable } from './schema.ts';
 
 export type RefreshTokenRecord = RefreshTokensTable;
 
-/** Starts a session (a refresh-token family) with its first token. */
+/** Starts a session (a refresh-token family) with its first token: in a transaction, or in the one `db` is already. */
 export async function insertSession(
   db: Db,
   session: { id: string; user_id: string; created_at: string },
   first: RefreshTokenRecord,
 ) {
-  await db.transaction().execute(async (tx) => {
+  const insert = async (tx: Db) => {
     await tx
       .insertInto('sessions')
       .values({ ...session, revoked_at: null })
       .execute();
     await tx.insertInto('refresh_tokens').values(first).execute();
-  });
+  };
+  await (db.isTransaction ? insert(db) : db.transaction().execute(insert));
 }
 
 /** A refresh token by hash, with whether its session is revoked. */

@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { decodeCursor, type Page, toPage } from './pagination.ts';
 
 /** What a person may do in a tenant (docs/people-and-console.md#roles). */
 export const roles = ['owner', 'admin', 'developer', 'viewer'] as const;
@@ -79,6 +80,70 @@ export async function revokeMembership(db: Db, userId: string, tenantId: string)
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** A member of a tenant as the API shows one (docs/api.md#the-member-object). */
+export interface Member {
+  user: { id: string; email: string; name: string };
+  role: Role;
+  created_at: string;
+}
+
+function memberSelect(db: Db) {
+  return db
+    .selectFrom('memberships')
+    .innerJoin('users', 'users.id', 'memberships.user_id')
+    .select(['users.id', 'users.email', 'users.name', 'memberships.role', 'memberships.created_at']);
+}
+
+function toMember(row: { id: string; email: string; name: string; role: string; created_at: string }): Member {
+  return { user: { id: row.id, email: row.email, name: row.name }, role: row.role as Role, created_at: row.created_at };
+}
+
+/** A tenant's members by user id (ids sort by their creation). */
+export async function listMembers(db: Db, tenantId: string, query: { limit: number; cursor?: string }): Promise<Page<Member>> {
+  let select = memberSelect(db).where('memberships.tenant_id', '=', tenantId);
+  const after = decodeCursor(query.cursor);
+  if (after !== undefined) select = select.where('users.id', '>', after);
+  const rows = await select
+    .orderBy('users.id')
+    .limit(query.limit + 1)
+    .execute();
+  return toPage(rows.map(toMember), query.limit, (m) => m.user.id);
+}
+
+/** The user's membership of the tenant, or undefined. */
+export async function findMember(db: Db, tenantId: string, userId: string): Promise<Member | undefined> {
+  const row = await memberSelect(db)
+    .where('memberships.tenant_id', '=', tenantId)
+    .where('memberships.user_id', '=', userId)
+    .executeTakeFirst();
+  return row && toMember(row);
+}
+
+/** How many owners the tenant has. */
+export async function countOwners(db: Db, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll<number | string>().as('owners'))
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.owners);
+}
+
+/**
+ * Takes the tenant's row lock for the rest of the transaction `tx`: changes to one tenant's members then run one after
+ * the other, so two owners demoting each other at once cannot both see the other still an owner (PostgreSQL's read
+ * committed would let both pass); on SQLite it takes the write lock at once. False when there is no such tenant.
+ */
+export async function lockTenantMembers(tx: Db, tenantId: string): Promise<boolean> {
+  const result = await tx
+    .updateTable('tenants')
+    .set((eb) => ({ name: eb.ref('name') }))
+    .where('id', '=', tenantId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** What a request with an access token needs: the user, their role in the tenant (null: none), and whether the session ended. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { createUser } from '../../src/auth/user-service.ts';
 import { findUserByEmail } from '../../src/storage/users.ts';
 import { assertError, assertOk } from '../support/assertions.ts';
@@ -61,7 +62,7 @@ describe('people: sessions', () => {
 
   test('a password is stored as scrypt N=2^15, r=8, p=3 with a salt of its own, and signs in at that cost', async () => {
     // The other users here are fixtures with a cheaper hash (test/support/people.ts): this one is made as the CLI makes it.
-    await createUser(h.storage.db, { email: 'Cost@example.com', password });
+    await createUser(h.storage.db, { email: 'Cost@example.com', password }, cliSource());
     const stored = (await findUserByEmail(h.storage.db, 'cost@example.com'))?.password_hash;
     assert.match(stored ?? '', /^scrypt\$32768\$8\$3\$[\w-]{22}\$[\w-]{43}$/);
     assertOk(await signIn(h, 'cost@example.com'));

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { base64url, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { AccessTokens, tokenAudience, tokenIssuer } from '../../src/auth/access-tokens.ts';
 import { revokeRole } from '../../src/auth/user-service.ts';
 import { defineConnector } from '../../src/connectors/connector.ts';
@@ -273,7 +274,7 @@ describe('people: access tokens on tenant endpoints', () => {
     const token = (await tokensOf(h, 'leaver@example.com')).access;
     // Read once, so this instance keeps the membership (up to 1 s) and the next call may be answered from there.
     assertOk(await me(token));
-    await revokeRole(h.storage.db, 'leaver@example.com', 'acme');
+    await revokeRole(h.storage.db, 'leaver@example.com', 'acme', cliSource());
     // 1 s on the cache's clock since the change (more since the read): whatever was kept is too old now.
     skewMs += 1000;
     assertError(await me(token), 401, 'invalid_credentials');
@@ -299,7 +300,7 @@ describe('people: access tokens on tenant endpoints', () => {
     const before = decodeProtectedHeader(ada).kid;
     // Rotated as another instance (or an operator) would: through storage, not this app's own objects.
     const keys = signingKeysOf(h);
-    const kid = await keys.rotate();
+    const kid = await keys.rotate(cliSource());
     assert.notEqual(kid, before);
     assertOk(await me(ada));
     const fresh = await new AccessTokens(keys, 900).issue({ userId: adaId, sessionId: String(decodeJwt(ada).sid) });

@@ -2,6 +2,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
+import { cliSource } from '../../src/audit/audit-log.ts';
 import { SigningKeys } from '../../src/auth/signing-keys.ts';
 import { grantRole } from '../../src/auth/user-service.ts';
 import { newId, nowIso } from '../../src/core/ids.ts';
@@ -27,7 +28,7 @@ export async function person(h: Harness, email: string, roles: Record<string, st
   const id = newId('usr');
   const user = { id, email, name: email.split('@')[0], created_at: nowIso(), password_hash: cheapHash(password) };
   if (!(await insertUser(h.storage.db, user))) throw new Error(`a user ${email} exists already`);
-  for (const [tenant, role] of Object.entries(roles)) await grantRole(h.storage.db, email, tenant, role);
+  for (const [tenant, role] of Object.entries(roles)) await grantRole(h.storage.db, email, tenant, role, cliSource());
   return id;
 }
 
