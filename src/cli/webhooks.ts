@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ApiError } from '../core/errors.ts';
+import { cliSource } from '../audit/audit-log.ts';
 import { createEgressPolicy } from '../egress/policy.ts';
 import { loadMasterKey } from '../secrets/master-key.ts';
-import { deleteWebhook, listWebhooks } from '../storage/webhooks.ts';
-import { createWebhook, subscribableEvents, toWebhookObject } from '../webhooks/endpoints.ts';
+import { listWebhooks } from '../storage/webhooks.ts';
+import { createWebhook, noSuchWebhook, removeWebhook, subscribableEvents, toWebhookObject } from '../webhooks/endpoints.ts';
 import { answerHelp, type CliIo, groupUsage, jsonOption as json, splitName, table, UsageError } from './io.ts';
 import { collectPages, tenantOrFail, withStorage } from './storage.ts';
 
@@ -80,7 +80,8 @@ export async function webhooksCommand(args: string[], io: CliIo): Promise<number
           allow: config.egressAllow,
           deny: config.egressDeny,
         });
-        return createWebhook(s.db, loadMasterKey(config, s).key, policy, tenant.id, input, new Date().toISOString());
+        const at = new Date().toISOString();
+        return createWebhook(s.db, loadMasterKey(config, s).key, policy, tenant.id, input, at, cliSource());
       });
       if (values.json) io.out(JSON.stringify({ ...toWebhookObject(record), secret }));
       else io.out(`${record.id}\t${record.url}\t${record.events.join(',')}\nsecret: ${secret}\n(shown once: store it now)`);
@@ -96,7 +97,7 @@ export async function webhooksCommand(args: string[], io: CliIo): Promise<number
       const id = positionals[0];
       await withStorage(io, async (s) => {
         const tenant = await tenantOrFail(s.db, values.tenant);
-        if (!(await deleteWebhook(s.db, tenant.id, id))) throw new ApiError('not_found', `No webhook ${id}.`);
+        if (!(await removeWebhook(s.db, tenant.id, id, cliSource()))) throw noSuchWebhook(id);
       });
       io.out(values.json ? JSON.stringify({ id, deleted: true }) : `deleted ${id}`);
       return 0;

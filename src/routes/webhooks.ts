@@ -1,39 +1,54 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestSource } from '../audit/audit-log.ts';
 import { caller } from '../auth/authenticate.ts';
 import { hasScope } from '../auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../core/errors.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { ok, okList } from '../http/envelope.ts';
+import type { Db } from '../storage/database.ts';
+import { findWebhook, listWebhooks, type WebhookRecord } from '../storage/webhooks.ts';
 import {
-  deleteWebhook,
-  findWebhook,
-  listDeliveries,
-  listWebhooks,
-  updateWebhook,
-  type WebhookChanges,
-  type WebhookRecord,
-} from '../storage/webhooks.ts';
-import {
-  checkEvents,
+  changeWebhook,
   createWebhook,
   maxWebhooksPerTenant,
   type NewWebhookInput,
-  sealSecret,
+  noSuchWebhook,
+  removeWebhook,
+  rotateWebhookSecret,
   subscribableEvents,
   toWebhookObject,
+  type WebhookPatch,
 } from '../webhooks/endpoints.ts';
-import { newWebhookSecret } from '../webhooks/signature.ts';
-import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { Webhooks } from '../webhooks/webhooks.ts';
 import { bodyFailures, failures, idParams, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
-const tags = ['Webhooks'];
+export const tags = ['Webhooks'];
 const webhookParams = idParams('id');
-const noSuchWebhook = { 404: 'No such webhook in this tenant.' } as const;
+export const noSuchWebhookReply = { 404: 'No such webhook in this tenant.' } as const;
 
-/** How long a rotated-out secret keeps signing. */
-const rotationOverlapMs = 24 * 3_600_000;
+/**
+ * Creating or changing an endpoint also needs `executions.read`: its events carry the executions of every caller of
+ * the tenant, which `webhooks.write` alone does not let a key read (docs/api.md). So does reading an event as it was
+ * sent (a delivery's `payload`). `doing` says what, for the refusal: "Creating or changing a webhook".
+ */
+export function mayReadExecutions(request: FastifyRequest, doing = 'Creating or changing a webhook'): void {
+  const { scopes, role } = caller(request);
+  if (hasScope(scopes, 'executions.read')) return;
+  const yours = role === null ? '' : ` (your role here is ${role})`;
+  throw new ApiError(
+    'insufficient_scope',
+    `${doing} needs the executions.read scope as well: its events carry every execution of the tenant${yours}.`,
+    { required_scope: 'executions.read', granted_scopes: scopes },
+  );
+}
+
+/** The endpoint `{id}` of the caller's tenant, or 404 (another tenant's too). */
+export async function webhookInTenant(db: Db, request: FastifyRequest<{ Params: { id: string } }>): Promise<WebhookRecord> {
+  const found = await findWebhook(db, caller(request).tenantId, request.params.id);
+  if (!found) throw noSuchWebhook(request.params.id);
+  return found;
+}
 
 const url = { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' } as const;
 const events = {
@@ -46,37 +61,9 @@ const events = {
 } as const;
 const description = { type: ['string', 'null'], maxLength: 500 } as const;
 
-interface PatchBody {
-  url?: string;
-  events?: string[];
-  description?: string | null;
-  disabled?: boolean;
-}
-
 export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, webhooks: Webhooks, policy: EgressPolicy): void {
   const db = ctx.storage.db;
   const now = () => webhooks.now().toISOString();
-
-  /**
-   * Creating or changing an endpoint also needs `executions.read`: its events carry the executions of every caller of
-   * the tenant, which `webhooks.write` alone does not let a key read (docs/api.md).
-   */
-  function mayReadExecutions(request: FastifyRequest): void {
-    const { scopes, role } = caller(request);
-    if (hasScope(scopes, 'executions.read')) return;
-    const yours = role === null ? '' : ` (your role here is ${role})`;
-    throw new ApiError(
-      'insufficient_scope',
-      `Creating or changing a webhook needs the executions.read scope as well as webhooks.write: its events carry every execution of the tenant${yours}.`,
-      { required_scope: 'executions.read', granted_scopes: scopes },
-    );
-  }
-
-  async function webhookInTenant(request: FastifyRequest<{ Params: { id: string } }>): Promise<WebhookRecord> {
-    const found = await findWebhook(db, caller(request).tenantId, request.params.id);
-    if (!found) throw new ApiError('not_found', `No webhook ${request.params.id}.`);
-    return found;
-  }
 
   app.post<{ Body: NewWebhookInput }>(
     '/api/v1/webhooks',
@@ -106,7 +93,15 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
     async (request, reply) => {
       mayReadExecutions(request);
       const { tenantId } = caller(request);
-      const { record, secret } = await createWebhook(db, ctx.masterKey, policy, tenantId, request.body, now());
+      const { record, secret } = await createWebhook(
+        db,
+        ctx.masterKey,
+        policy,
+        tenantId,
+        request.body,
+        now(),
+        requestSource(request),
+      );
       await webhooks.refresh();
       return reply.code(201).send(ok({ ...toWebhookObject(record), secret }));
     },
@@ -141,13 +136,13 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         operationId: 'getWebhook',
         summary: 'One webhook endpoint.',
         params: webhookParams,
-        response: { 200: reply('WebhookReply', 'The endpoint.'), ...failures([...tenantFailures, 404], noSuchWebhook) },
+        response: { 200: reply('WebhookReply', 'The endpoint.'), ...failures([...tenantFailures, 404], noSuchWebhookReply) },
       },
     },
-    async (request) => ok(toWebhookObject(await webhookInTenant(request))),
+    async (request) => ok(toWebhookObject(await webhookInTenant(db, request))),
   );
 
-  app.patch<{ Params: { id: string }; Body: PatchBody }>(
+  app.patch<{ Params: { id: string }; Body: WebhookPatch }>(
     '/api/v1/webhooks/:id',
     {
       config: { scope: 'webhooks.write' },
@@ -165,9 +160,9 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
           examples: [{ disabled: false }, { events: ['*'] }],
         },
         response: {
-          200: reply('WebhookReply', 'The endpoint as changed.'),
+          200: reply('WebhookReply', 'The endpoint as changed (as it is, when the body changes nothing).'),
           ...failures([...tenantFailures, ...bodyFailures, 404, 422], {
-            ...noSuchWebhook,
+            ...noSuchWebhookReply,
             422: '`egress_denied`: the URL’s host is an address the egress policy refuses.',
           }),
         },
@@ -175,21 +170,10 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
     },
     async (request) => {
       mayReadExecutions(request);
-      const webhook = await webhookInTenant(request);
-      const { url: newUrl, events: newEvents, description: newDescription, disabled } = request.body;
-      checkEvents(newEvents);
-      const changes: WebhookChanges = {};
-      if (newUrl !== undefined) changes.url = checkWebhookUrl(newUrl, policy);
-      if (newEvents !== undefined) changes.events = newEvents;
-      if (newDescription !== undefined) changes.description = newDescription;
-      if (disabled !== undefined) {
-        changes.disabled = disabled;
-        // Enabled again: its run of failures starts over, and it gets five more days.
-        if (!disabled) changes.failing_since = null;
-      }
-      await updateWebhook(db, webhook.tenant_id, webhook.id, changes, now());
+      const { tenantId } = caller(request);
+      const changed = await changeWebhook(db, policy, tenantId, request.params.id, request.body, now(), requestSource(request));
       await webhooks.refresh();
-      return ok(toWebhookObject(await webhookInTenant(request)));
+      return ok(toWebhookObject(changed));
     },
   );
 
@@ -205,14 +189,14 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         params: webhookParams,
         response: {
           200: reply('DeletedWebhookReply', 'The endpoint is deleted.'),
-          ...failures([...tenantFailures, 404], noSuchWebhook),
+          ...failures([...tenantFailures, 404], noSuchWebhookReply),
         },
       },
     },
     async (request) => {
       const { tenantId } = caller(request);
-      if (!(await deleteWebhook(db, tenantId, request.params.id))) {
-        throw new ApiError('not_found', `No webhook ${request.params.id}.`);
+      if (!(await removeWebhook(db, tenantId, request.params.id, requestSource(request)))) {
+        throw noSuchWebhook(request.params.id);
       }
       await webhooks.refresh();
       return ok({ id: request.params.id, deleted: true as const });
@@ -231,51 +215,22 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         params: webhookParams,
         response: {
           200: reply('NewWebhookReply', 'The endpoint, with its new secret (shown this once).'),
-          ...failures([...tenantFailures, 404], noSuchWebhook),
+          ...failures([...tenantFailures, 404], noSuchWebhookReply),
         },
       },
     },
     async (request) => {
-      const webhook = await webhookInTenant(request);
-      const secret = newWebhookSecret();
       // One instant for the change and the overlap's end: the overlap is exactly rotationOverlapMs from the rotation.
-      const at = webhooks.now();
-      await updateWebhook(
+      const { tenantId } = caller(request);
+      const { record, secret } = await rotateWebhookSecret(
         db,
-        webhook.tenant_id,
-        webhook.id,
-        {
-          secret: sealSecret(ctx.masterKey, webhook.tenant_id, webhook.id, secret),
-          previous_secret: webhook.secret,
-          previous_secret_expires_at: new Date(at.getTime() + rotationOverlapMs).toISOString(),
-        },
-        at.toISOString(),
+        ctx.masterKey,
+        tenantId,
+        request.params.id,
+        webhooks.now(),
+        requestSource(request),
       );
-      return ok({ ...toWebhookObject(await webhookInTenant(request)), secret });
-    },
-  );
-
-  app.get<{ Params: { id: string }; Querystring: { limit: number; cursor?: string } }>(
-    '/api/v1/webhooks/:id/deliveries',
-    {
-      config: { scope: 'webhooks.read' },
-      schema: {
-        tags,
-        security,
-        operationId: 'listWebhookDeliveries',
-        summary: 'The endpoint’s delivery attempts, newest first.',
-        params: webhookParams,
-        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
-        response: {
-          200: reply('WebhookDeliveryListReply', 'A page of attempts.'),
-          ...failures([...tenantFailures, 404], noSuchWebhook),
-        },
-      },
-    },
-    async (request) => {
-      const webhook = await webhookInTenant(request);
-      const page = await listDeliveries(db, webhook.tenant_id, webhook.id, request.query);
-      return okList(page.items, page.nextCursor);
+      return ok({ ...toWebhookObject(record), secret });
     },
   );
 
@@ -292,20 +247,21 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext, web
         response: {
           200: reply('WebhookTestReply', 'The first attempt: `delivered`, and its record.'),
           ...failures([...tenantFailures, 404, 409], {
-            ...noSuchWebhook,
+            ...noSuchWebhookReply,
             409: '`conflict`: the endpoint is disabled; enable it first (`PATCH` with `disabled: false`).',
           }),
         },
       },
     },
     async (request) => {
-      const webhook = await webhookInTenant(request);
+      const webhook = await webhookInTenant(db, request);
       if (webhook.disabled) {
         throw new ApiError('conflict', `Webhook ${webhook.id} is disabled; enable it (PATCH disabled: false) and test again.`);
       }
       const delivery = await webhooks.test(webhook);
       if (!delivery) throw new ApiError('conflict', `Webhook ${webhook.id} was disabled or deleted meanwhile.`);
-      return ok({ event_id: delivery.event_id, delivered: delivery.error === null, delivery });
+      const { response_body: _answer, ...attempt } = delivery;
+      return ok({ event_id: delivery.event_id, delivered: delivery.error === null, delivery: attempt });
     },
   );
 }

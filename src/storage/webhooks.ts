@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.ts';
 import { decodeCursor, type Page, toPage } from './pagination.ts';
-import type { WebhookEventsTable, WebhooksTable } from './schema.ts';
+import type { WebhookDeliveriesTable, WebhookEventsTable, WebhooksTable } from './schema.ts';
 
 /** A webhook endpoint as stored, its secrets still sealed (src/webhooks/delivery.ts opens them). */
 export interface WebhookRecord {
@@ -34,6 +34,11 @@ export interface WebhookDelivery {
   error: string | null;
   next_attempt_at: string | null;
   created_at: string;
+}
+
+/** One attempt with what the receiver answered: the start of its body (docs/limits.md#webhooks), null when none came. */
+export interface WebhookDeliveryDetail extends WebhookDelivery {
+  response_body: string | null;
 }
 
 export type WebhookEvent = Selectable<WebhookEventsTable>;
@@ -128,13 +133,14 @@ export async function updateWebhook(db: Db, tenantId: string, id: string, change
     .execute();
 }
 
-/** Deletes the endpoint and its attempts' history; false when this tenant has no such endpoint. */
+/**
+ * Deletes the endpoint and its attempts' history; false when this tenant has no such endpoint. Two statements: run it
+ * in a transaction (src/webhooks/endpoints.ts does, with the change's audit event).
+ */
 export async function deleteWebhook(db: Db, tenantId: string, id: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('webhook_deliveries').where('tenant_id', '=', tenantId).where('webhook_id', '=', id).execute();
-    const deleted = await trx.deleteFrom('webhooks').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-    return Number(deleted.numDeletedRows) === 1;
-  });
+  await db.deleteFrom('webhook_deliveries').where('tenant_id', '=', tenantId).where('webhook_id', '=', id).execute();
+  const deleted = await db.deleteFrom('webhooks').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return Number(deleted.numDeletedRows) === 1;
 }
 
 /**
@@ -157,8 +163,15 @@ export async function markAnswering(db: Db, id: string): Promise<void> {
     .execute();
 }
 
-export async function disableWebhook(db: Db, id: string, at: string): Promise<void> {
-  await db.updateTable('webhooks').set({ disabled: 1, updated_at: at }).where('id', '=', id).execute();
+/** Disables the endpoint; false when it was disabled (or deleted) already, so nothing changed. */
+export async function disableWebhook(db: Db, id: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ disabled: 1, updated_at: at })
+    .where('id', '=', id)
+    .where('disabled', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function insertEvent(db: Db, event: WebhookEvent): Promise<void> {
@@ -169,11 +182,34 @@ export async function findEvent(db: Db, tenantId: string, id: string): Promise<W
   return db.selectFrom('webhook_events').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertDelivery(db: Db, tenantId: string, delivery: WebhookDelivery): Promise<void> {
+export async function insertDelivery(db: Db, tenantId: string, delivery: WebhookDeliveryDetail): Promise<void> {
   await db
     .insertInto('webhook_deliveries')
     .values({ ...delivery, tenant_id: tenantId, http_status: delivery.http_status ?? 0 })
     .execute();
+}
+
+/** The columns of an attempt as the list shows it: not the receiver's answer, which only the detail reads. */
+const deliveryColumns = [
+  'id',
+  'webhook_id',
+  'event_id',
+  'event_type',
+  'attempt',
+  'http_status',
+  'duration_ms',
+  'error',
+  'next_attempt_at',
+  'created_at',
+] as const;
+
+function deliveryOf<R extends Omit<Selectable<WebhookDeliveriesTable>, 'tenant_id' | 'response_body'>>(row: R) {
+  return {
+    ...row,
+    attempt: Number(row.attempt),
+    http_status: Number(row.http_status) === 0 ? null : Number(row.http_status),
+    duration_ms: Number(row.duration_ms),
+  };
 }
 
 /** An endpoint's attempts, newest first. */
@@ -185,7 +221,7 @@ export async function listDeliveries(
 ): Promise<Page<WebhookDelivery>> {
   let query = db
     .selectFrom('webhook_deliveries')
-    .selectAll()
+    .select(deliveryColumns)
     .where('tenant_id', '=', tenantId)
     .where('webhook_id', '=', webhookId);
   const before = decodeCursor(options.cursor);
@@ -194,13 +230,40 @@ export async function listDeliveries(
     .orderBy('id', 'desc')
     .limit(options.limit + 1)
     .execute();
-  const items = rows.map(({ tenant_id: _tenant, ...row }) => ({
-    ...row,
-    attempt: Number(row.attempt),
-    http_status: Number(row.http_status) === 0 ? null : Number(row.http_status),
-    duration_ms: Number(row.duration_ms),
-  }));
-  return toPage(items, options.limit, (d) => d.id);
+  return toPage(rows.map(deliveryOf), options.limit, (d) => d.id);
+}
+
+/** One attempt of this tenant's endpoint, with the receiver's answer; undefined when there is none by that id. */
+export async function findDelivery(
+  db: Db,
+  tenantId: string,
+  webhookId: string,
+  id: string,
+): Promise<WebhookDeliveryDetail | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select([...deliveryColumns, 'response_body'])
+    .where('tenant_id', '=', tenantId)
+    .where('webhook_id', '=', webhookId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && { ...deliveryOf(row), response_body: row.response_body };
+}
+
+/** Whether an attempt with this id was recorded (a resend's job run twice finds its attempt made). */
+export async function deliveryRecorded(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom('webhook_deliveries').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** The highest attempt number of the event at the endpoint so far; 0 when none was made. */
+export async function lastAttemptNumber(db: Db, webhookId: string, eventId: string): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.max('attempt').as('n'))
+    .where('webhook_id', '=', webhookId)
+    .where('event_id', '=', eventId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** Drops events and attempts older than `before` (their retries ended long ago); returns how many rows went. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Dispatcher, request } from 'undici';
+import { recordChange, systemSource } from '../audit/audit-log.ts';
 import { ApiError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { JobQueue, QueueJob } from '../queue/job-queue.ts';
@@ -7,15 +8,18 @@ import type { QueueMetrics } from '../queue/metrics.ts';
 import { decryptSecret } from '../secrets/cipher.ts';
 import type { Db } from '../storage/database.ts';
 import {
+  deliveryRecorded,
   disableWebhook,
   findEvent,
   findWebhook,
   insertDelivery,
+  lastAttemptNumber,
   markAnswering,
   markFailing,
-  type WebhookDelivery,
+  type WebhookDeliveryDetail,
   type WebhookRecord,
 } from '../storage/webhooks.ts';
+import { bodyExcerpt } from '../transport/excerpt.ts';
 import { upstreamFailure } from '../transport/failures.ts';
 import { signatureHeader } from './signature.ts';
 
@@ -24,7 +28,10 @@ export interface DeliveryJob {
   tenant_id: string;
   webhook_id: string;
   event_id: string;
+  /** 1 for the first attempt; a resend's (0 in its job) is the one after the last made, decided when it is made. */
   attempt: number;
+  /** A resend (POST …/deliveries/{id}/resend): the id its attempt is recorded with, given in the answer. */
+  resend_id?: string;
 }
 
 /** How deliveries are paced; production's are the defaults, tests set shorter ones. */
@@ -52,8 +59,22 @@ export const defaultDeliverySettings: DeliverySettings = {
   now: () => new Date(),
 };
 
-/** The most of a receiver's answer that is read: its body says nothing we keep, the connection may be reused. */
-const maxAnswerBytes = 1024;
+/**
+ * The most of a receiver's answer that is kept with the attempt, in bytes of UTF-8 (docs/limits.md#webhooks); no
+ * more than a few bytes past it are read.
+ */
+export const responseBodyBytes = 4096;
+
+/** C0 controls but tab, line feed and carriage return, and DEL: kept as U+FFFD (PostgreSQL's text refuses NUL). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point.
+const controlCharacters = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+
+/** The start of a receiver's answer as it is kept: UTF-8 text of at most `responseBodyBytes`, no control characters. */
+export function responseExcerpt(start: Buffer): string {
+  const text = bodyExcerpt(start, responseBodyBytes).replace(controlCharacters, '\ufffd');
+  // A replaced character takes 3 bytes for 1: cut again.
+  return bodyExcerpt(Buffer.from(text), responseBodyBytes);
+}
 
 /** The context a webhook's secrets are sealed with: a ciphertext moved to another endpoint does not open. */
 export const secretContext = (tenantId: string, webhookId: string) => `webhook-secret:${tenantId}:${webhookId}`;
@@ -72,6 +93,8 @@ export function signingSecrets(masterKey: Buffer, webhook: WebhookRecord, now: D
 interface Answer {
   status: number | null;
   error: string | null;
+  /** The start of the receiver's body; null when no answer came. */
+  body: string | null;
 }
 
 /**
@@ -100,7 +123,7 @@ const attemptMessages = {
 function logAttempt(
   log: FastifyBaseLogger,
   tenantId: string,
-  delivery: WebhookDelivery,
+  delivery: WebhookDeliveryDetail,
   executionId: string | null,
   outcome: keyof typeof attemptMessages,
 ): void {
@@ -155,16 +178,10 @@ export class WebhookDeliverer {
     await this.attempt(job.data);
   }
 
-  /**
-   * One attempt: made, recorded and, when it failed, followed by the next one's job. Returns the attempt's record, or
-   * undefined when there is nothing to do (the endpoint was deleted or disabled, or this attempt was made already).
-   */
-  async attempt(job: DeliveryJob): Promise<WebhookDelivery | undefined> {
-    const { db, masterKey, settings, queue, metrics, log } = this.#options;
-    const webhook = await findWebhook(db, job.tenant_id, job.webhook_id);
-    if (!webhook || webhook.disabled) return undefined;
-    const event = await findEvent(db, job.tenant_id, job.event_id);
-    if (!event) return undefined;
+  /** Whether the job's attempt was made already: a job run twice (its process died after the attempt) does nothing. */
+  async #made(job: DeliveryJob): Promise<boolean> {
+    const { db } = this.#options;
+    if (job.resend_id !== undefined) return deliveryRecorded(db, job.resend_id);
     const made = await db
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -172,7 +189,24 @@ export class WebhookDeliverer {
       .where('event_id', '=', job.event_id)
       .where('attempt', '=', job.attempt)
       .executeTakeFirst();
-    if (made) return undefined;
+    return made !== undefined;
+  }
+
+  /**
+   * One attempt: made, recorded and, when it failed, followed by the next one's job. Returns the attempt's record, or
+   * undefined when there is nothing to do (the endpoint was deleted or disabled, or this attempt was made already).
+   *
+   * A resend is the event's next attempt, numbered after the last one made: it takes the place of a retry that was
+   * waiting (that job then finds its attempt made), and when it fails, the retries go on from its number.
+   */
+  async attempt(job: DeliveryJob): Promise<WebhookDeliveryDetail | undefined> {
+    const { db, masterKey, settings, queue, metrics, log } = this.#options;
+    const webhook = await findWebhook(db, job.tenant_id, job.webhook_id);
+    if (!webhook || webhook.disabled) return undefined;
+    const event = await findEvent(db, job.tenant_id, job.event_id);
+    if (!event) return undefined;
+    if (await this.#made(job)) return undefined;
+    const attempt = job.resend_id === undefined ? job.attempt : (await lastAttemptNumber(db, webhook.id, event.id)) + 1;
 
     const started = performance.now();
     const secrets = signingSecrets(masterKey, webhook, settings.now());
@@ -188,28 +222,41 @@ export class WebhookDeliverer {
     } else {
       const failingSince = await markFailing(db, webhook.id, at.toISOString());
       if (at.getTime() - Date.parse(failingSince) >= settings.disableAfterMs) outcome = 'disabled';
-      else if (job.attempt <= settings.retryDelaysMs.length) {
+      else if (attempt <= settings.retryDelaysMs.length) {
         outcome = 'failed';
-        nextDelayMs = settings.retryDelaysMs[job.attempt - 1];
+        nextDelayMs = settings.retryDelaysMs[attempt - 1];
       } else outcome = 'gave_up';
     }
-    const delivery: WebhookDelivery = {
-      id: newId('dlv'),
+    const delivery: WebhookDeliveryDetail = {
+      id: job.resend_id ?? newId('dlv'),
       webhook_id: webhook.id,
       event_id: event.id,
       event_type: event.type,
-      attempt: job.attempt,
+      attempt,
       http_status: answer.status,
       duration_ms: durationMs,
       error: answer.error,
       next_attempt_at: nextDelayMs === undefined ? null : new Date(at.getTime() + nextDelayMs).toISOString(),
       created_at: at.toISOString(),
+      response_body: answer.body,
     };
     await db.transaction().execute(async (trx) => {
       await insertDelivery(trx, webhook.tenant_id, delivery);
-      if (outcome === 'disabled') await disableWebhook(trx, webhook.id, at.toISOString());
+      // The service changes the endpoint on its own: its event says so (actor system), as a person's change would.
+      if (outcome === 'disabled' && (await disableWebhook(trx, webhook.id, at.toISOString()))) {
+        await recordChange(trx, webhook.tenant_id, systemSource('webhook-delivery'), {
+          action: 'webhook.updated',
+          target: { type: 'webhook', id: webhook.id },
+          changes: ['disabled'],
+        });
+      }
       if (nextDelayMs !== undefined) {
-        const next: DeliveryJob = { ...job, attempt: job.attempt + 1 };
+        const next: DeliveryJob = {
+          tenant_id: job.tenant_id,
+          webhook_id: job.webhook_id,
+          event_id: job.event_id,
+          attempt: attempt + 1,
+        };
         await queue.send('webhook-deliveries', next, { db: trx, startAfter: new Date(Date.now() + nextDelayMs) });
       }
     });
@@ -243,21 +290,34 @@ export class WebhookDeliverer {
         headersTimeout: settings.timeoutMs,
         bodyTimeout: settings.timeoutMs,
       });
-      let read = 0;
-      for await (const chunk of response.body) {
-        read += (chunk as Buffer).length;
-        if (read >= maxAnswerBytes) break;
-      }
+      const answered = responseExcerpt(await readStart(response.body, responseBodyBytes + 4));
       const status = response.statusCode;
-      if (status >= 200 && status < 300) return { status, error: null };
+      if (status >= 200 && status < 300) return { status, error: null, body: answered };
       const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-      return { status, error: `The receiver answered HTTP ${status}${redirect}.` };
+      return { status, error: `The receiver answered HTTP ${status}${redirect}.`, body: answered };
     } catch (error) {
       const failure = upstreamFailure(error, { host, timeoutMs: settings.timeoutMs, timedOut: deadline.signal.aborted });
-      if (failure instanceof ApiError) return { status: null, error: failure.message };
-      return { status: null, error: `The delivery failed: ${(error as Error)?.message ?? String(error)}` };
+      if (failure instanceof ApiError) return { status: null, error: failure.message, body: null };
+      return { status: null, error: `The delivery failed: ${(error as Error)?.message ?? String(error)}`, body: null };
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * At most the first `maxBytes` of a body: reading stops there (the rest is not waited for, and the stream is
+ * destroyed), so an answer of any size costs at most that much memory. A few bytes more than are kept let a character
+ * cut at the bound be dropped whole (bodyExcerpt).
+ */
+async function readStart(body: AsyncIterable<Buffer>, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  for await (const chunk of body) {
+    const part = chunk.subarray(0, maxBytes - kept);
+    chunks.push(part);
+    kept += part.length;
+    if (kept >= maxBytes) break;
+  }
+  return Buffer.concat(chunks, kept);
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { type AuditSource, inTransaction, recordChange } from '../audit/audit-log.ts';
 import { newId } from '../core/ids.ts';
 import { type ExecutionEvents, eventTypeOf } from '../execution/events.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
@@ -11,6 +12,7 @@ import {
   pruneWebhookHistory,
   tenantsWithWebhooks,
   type WebhookDelivery,
+  type WebhookDeliveryDetail,
   type WebhookRecord,
 } from '../storage/webhooks.ts';
 import type { DeliveryJob, WebhookDeliverer } from './delivery.ts';
@@ -139,8 +141,35 @@ export class Webhooks implements ExecutionEvents, HeldWrites {
     return writeExecutionEvent(trx, queue, tenantId, execution, result, now().toISOString());
   }
 
+  /**
+   * Sends an attempt's event again to its endpoint (POST …/deliveries/{id}/resend): a job on the delivery queue, the
+   * same event (its `webhook-id` and body), stored with its `webhook.delivery_resent` event in one transaction. Returns
+   * the id the new attempt is recorded with once it is made.
+   */
+  async resend(webhook: WebhookRecord, delivery: Pick<WebhookDelivery, 'event_id'>, source: AuditSource): Promise<string> {
+    const { db, queue } = this.#options;
+    const id = newId('dlv');
+    const job: DeliveryJob = {
+      tenant_id: webhook.tenant_id,
+      webhook_id: webhook.id,
+      event_id: delivery.event_id,
+      attempt: 0,
+      resend_id: id,
+    };
+    await inTransaction(db, async (tx) => {
+      await queue.send('webhook-deliveries', job, { db: tx });
+      await recordChange(tx, webhook.tenant_id, source, {
+        action: 'webhook.delivery_resent',
+        target: { type: 'webhook', id: webhook.id },
+        changes: [],
+      });
+    });
+    queue.committed('webhook-deliveries');
+    return id;
+  }
+
   /** Sends `webhook.test` to one endpoint: its first attempt is made now (the answer tells how it went), retries as any. */
-  async test(webhook: WebhookRecord): Promise<WebhookDelivery | undefined> {
+  async test(webhook: WebhookRecord): Promise<WebhookDeliveryDetail | undefined> {
     const { db, queue, now } = this.#options;
     const data = {
       webhook_id: webhook.id,

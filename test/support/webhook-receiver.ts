@@ -27,6 +27,8 @@ export interface WebhookReceiver {
   secrets: string[];
   answers: ReceiverAnswer[];
   otherwise: ReceiverAnswer;
+  /** The body of every answer; unset: `ok` for a 2xx, `no` otherwise. */
+  answerBody?: string | Buffer;
   close(): Promise<void>;
 }
 
@@ -81,7 +83,7 @@ export async function startReceiver(secrets: string[] = []): Promise<WebhookRece
         hanging.add(res);
         return;
       }
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      res.writeHead(answer, { 'content-type': 'text/plain' }).end(receiver.answerBody ?? (answer < 300 ? 'ok' : 'no'));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
