@@ -26,6 +26,7 @@ function execution(): Execution {
     integration_id: 'int_0123456789abcdefghij',
     connector: 'graphql-1.0.0',
     operation: 'receive',
+    operation_name: null,
     status: 'succeeded',
     http_status: 200,
     error_code: null,

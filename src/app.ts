@@ -4,6 +4,7 @@ import type { BuildOptions } from './app/build-options.ts';
 import { createFastify } from './app/fastify-instance.ts';
 import { startResultSweep, workQueue } from './app/queue-wiring.ts';
 import { buildSharedParts } from './app/shared-parts.ts';
+import { startAuditRetention } from './audit/retention.ts';
 import { registerAuth } from './auth/authenticate.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { publishKeyChange, subscribeToKeyChanges } from './auth/key-events.ts';
@@ -29,6 +30,7 @@ import { FairTurns } from './resilience/fair-turns.ts';
 import { IntegrationConcurrency } from './resilience/integration-concurrency.ts';
 import { registerResilienceMetrics } from './resilience/metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerAuditRoutes } from './routes/audit-events.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerEntityRoutes } from './routes/entities.ts';
 import { registerExecuteRoute } from './routes/execute.ts';
@@ -38,7 +40,9 @@ import { registerIntegrationOperationsRoute } from './routes/integration-operati
 import { registerIntegrationSchemaRoute } from './routes/integration-schema.ts';
 import { registerIntegrationRoutes } from './routes/integrations.ts';
 import { registerMcpRoute } from './routes/mcp.ts';
+import { registerMemberRoutes } from './routes/members.ts';
 import { registerRootRoute } from './routes/root.ts';
+import { registerWebhookDeliveryRoutes } from './routes/webhook-deliveries.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { loadMasterKey, type MasterKeySource } from './secrets/master-key.ts';
 import { StorageHealth } from './storage/availability.ts';
@@ -217,6 +221,9 @@ async function assemble(
   registerExecuteRoute(app, ctx, executionService);
   registerExecutionRoutes(app, ctx, executionService);
   registerWebhookRoutes(app, ctx, webhooks, webhookPolicy);
+  registerWebhookDeliveryRoutes(app, storage.db, webhooks);
+  registerAuditRoutes(app, ctx);
+  registerMemberRoutes(app, ctx);
   registerAuthRoutes(app, ctx);
   registerConsole(app);
 
@@ -224,11 +231,13 @@ async function assemble(
   // heartbeat stops (docs/async.md#exactly-once).
   if (config.worker) await workQueue(config, queue, executionService, deliverer, app.log);
   const resultSweep = startResultSweep(storage.db, app.log);
+  const auditSweep = startAuditRetention(storage.db, config.auditRetentionDays, app.log);
 
   // The queue first (its running jobs may finish and write), then the executions log and usage (they write to
   // storage), then storage itself if this app opened it.
   app.addHook('onClose', async () => {
     clearInterval(resultSweep);
+    clearInterval(auditSweep);
     // Events being stored are written before the queue stops; deliveries still pending stay queued for the next start.
     await webhooks.close();
     // Runs waiting for storage to take their ends give up now (their jobs run again on the next start).

@@ -9,6 +9,7 @@ import { findExecution, newExecutionId } from '../storage/executions.ts';
 import type { BoundRun } from './bound-run.ts';
 import { type Acceptance, answerOf, type ExecuteCall } from './call.ts';
 import { checkWithConnection } from './executor.ts';
+import { operationNameOf } from './operation-name.ts';
 import type { ExecutionRecorder } from './recorder.ts';
 import { replyFor } from './reply.ts';
 import type { IntegrationResolver } from './resolver.ts';
@@ -73,6 +74,7 @@ export async function acceptCall(deps: AcceptDeps, call: ExecuteCall): Promise<A
         integration_id: stored.id,
         connector: stored.connector,
         operation: call.operation,
+        operation_name: operationNameOf(call.fields),
         mode: 'async',
         via: call.via ?? 'api',
         status: 'queued',

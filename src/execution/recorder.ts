@@ -4,6 +4,7 @@ import type { ExecutionLog } from '../storage/execution-log.ts';
 import type { Execution } from '../storage/execution-rows.ts';
 import { type ExecuteCall, endOf } from './call.ts';
 import { type ExecutionEvents, eventTypeOf } from './events.ts';
+import { operationNameOf } from './operation-name.ts';
 import type { Outcome, Reply } from './reply.ts';
 
 /**
@@ -26,6 +27,7 @@ export class ExecutionRecorder {
       integration_id: call.integrationId,
       connector: outcome.connector,
       operation: call.operation,
+      operation_name: operationNameOf(call.fields),
       mode,
       via: call.via ?? 'api',
       ...endOf(outcome, reply),

@@ -14,6 +14,10 @@ interface ExecuteBody {
 }
 
 const answerHeaders = {
+  'X-Execution-Id': {
+    type: 'string',
+    description: 'The execution this call was recorded as (`GET /api/v1/executions/{id}`); not on a replayed answer.',
+  },
   'Server-Timing': { type: 'string', description: '`upstream;dur=…, interchange;dur=…, total;dur=…` in milliseconds.' },
   'Idempotent-Replayed': {
     type: 'string',
@@ -71,7 +75,11 @@ function answered(
     connector: answer.connector,
     upstream_ms: answer.upstreamMs,
   };
-  reply.code(answer.status).header('server-timing', serverTiming(answer)).type('application/json; charset=utf-8');
+  reply
+    .code(answer.status)
+    .header('server-timing', serverTiming(answer))
+    .header('x-execution-id', answer.executionId)
+    .type('application/json; charset=utf-8');
   if (answer.retryAfterSeconds !== undefined) reply.header('retry-after', String(answer.retryAfterSeconds));
   return reply.send(typeof answer.body === 'string' ? answer.body : replyBody(request, reply, answer.body));
 }

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError } from '../core/errors.ts';
 import type { ExecutionService } from '../execution/service.ts';
 import { ok, okList } from '../http/envelope.ts';
-import { findExecution, listExecutions } from '../storage/executions.ts';
+import { findExecution, findShownExecution, listExecutions } from '../storage/executions.ts';
 import { failures, idParams, objectId, pageQuery, reply, security, tenantFailures } from './schemas.ts';
 
 const tags = ['Executions'];
@@ -82,6 +82,13 @@ export function registerExecutionRoutes(app: FastifyInstance, ctx: AppContext, s
         },
       },
     },
-    async (request) => ok(await service.cancel(caller(request).tenantId, request.params.id)),
+    async (request) => {
+      const { tenantId } = caller(request);
+      const canceled = await service.cancel(tenantId, request.params.id);
+      // As a read shows it, with its caller's name (a canceled execution does not change again).
+      const shown = await findShownExecution(ctx.storage.db, tenantId, canceled.id);
+      if (!shown) throw new ApiError('not_found', `No execution ${canceled.id}.`);
+      return ok(shown);
+    },
   );
 }

@@ -8,6 +8,11 @@ const executionFields = {
   integration_id: { type: 'string' },
   connector: { type: 'string' },
   operation: { type: 'string' },
+  operation_name: {
+    type: ['string', 'null'],
+    description:
+      'What the call named: the SOAP `method`, else the GraphQL `operation_name`, the document’s operation name or its first root field; null when none.',
+  },
   mode: { type: 'string', enum: ['sync', 'async'], description: '`async` when accepted with `Prefer: respond-async`.' },
   via: {
     type: 'string',
@@ -35,6 +40,14 @@ const executionFields = {
   },
   api_key_id: { type: ['string', 'null'], description: 'The key that called; null when a person did.' },
   user_id: { type: ['string', 'null'], description: 'The signed-in person who called; null for a key.' },
+  api_key_name: {
+    type: ['string', 'null'],
+    description: 'The name of the key that called, as it is now; null when a person called.',
+  },
+  user_name: {
+    type: ['string', 'null'],
+    description: 'The name of the person who called, as it is now; null for a key.',
+  },
   request_id: { type: 'string' },
   started_at: { ...timestamp, description: 'When the call came (an async one: when it was accepted).' },
   finished_at: { ...maybeTimestamp, description: 'When it ended; null while queued or running.' },
@@ -45,6 +58,7 @@ const executionExample = {
   integration_id: 'countries',
   connector: 'graphql-1.0.0',
   operation: 'receive',
+  operation_name: 'GetCountries',
   mode: 'sync',
   via: 'api',
   status: 'succeeded',
@@ -57,6 +71,8 @@ const executionExample = {
   attempts: 1,
   api_key_id: 'key_01jd8x2m4q7v9c3b5n6p8r0t2w',
   user_id: null,
+  api_key_name: 'crm sync',
+  user_name: null,
   request_id: '0f4b6a3e-5b7e-4a53-9d0a-3c9e2f1d7b21',
   started_at: '2026-11-21T09:31:12.345Z',
   finished_at: '2026-11-21T09:31:12.527Z',

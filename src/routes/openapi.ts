@@ -1,11 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
 import { entityStatuses } from '../storage/entities.ts';
+import { auditEvent } from './openapi-audit.ts';
 import { apiKey, jwks, me, newApiKey, session, usageDay, user } from './openapi-callers.ts';
 import { connectorSchemas } from './openapi-connectors.ts';
 import { envelope, errorSchema, listEnvelope, pagination, succeeded, timestamp } from './openapi-envelopes.ts';
 import { executeReply, execution, executionAccepted, executionWithResult } from './openapi-executions.ts';
-import { deletedWebhook, newWebhook, webhook, webhookDelivery, webhookTest } from './openapi-webhooks.ts';
+import { memberSchemas } from './openapi-members.ts';
+import {
+  deletedWebhook,
+  newWebhook,
+  webhook,
+  webhookDelivery,
+  webhookDeliveryDetail,
+  webhookResend,
+  webhookTest,
+} from './openapi-webhooks.ts';
 import { exact, ref } from './schemas.ts';
 
 /**
@@ -112,6 +122,8 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     webhook,
     newWebhook,
     webhookDelivery,
+    webhookDeliveryDetail,
+    webhookResend,
     webhookTest,
     deletedWebhook,
     ...connectors.requests,
@@ -127,6 +139,7 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     envelope('MeReply', ref('Me'), 'The caller and its tenant.'),
     envelope('SessionReply', ref('Session'), 'The tokens of a signed-in session.'),
     envelope('SignedOutReply', exact({ signed_out: succeeded }), 'The session is ended.'),
+    ...memberSchemas,
     envelope('EntityReply', ref('Entity'), 'One entity.'),
     listEnvelope('EntityListReply', 'Entity', 'A page of entities.'),
     envelope('DeletedEntityReply', ref('DeletedEntity'), 'The entity is deleted.'),
@@ -145,7 +158,11 @@ export function sharedSchemas(registry: ConnectorRegistry): object[] {
     listEnvelope('WebhookListReply', 'Webhook', 'A page of webhook endpoints.'),
     envelope('DeletedWebhookReply', ref('DeletedWebhook'), 'The endpoint is deleted.'),
     listEnvelope('WebhookDeliveryListReply', 'WebhookDelivery', 'A page of delivery attempts, newest first.'),
+    envelope('WebhookDeliveryDetailReply', ref('WebhookDeliveryDetail'), 'One delivery attempt, with payload and answer.'),
+    envelope('WebhookResendReply', ref('WebhookResend'), 'A resend, queued.'),
     envelope('WebhookTestReply', ref('WebhookTest'), 'The test event’s first attempt.'),
+    auditEvent,
+    listEnvelope('AuditEventListReply', 'AuditEvent', 'A page of audit events, newest first.'),
     health,
     readiness,
   ];

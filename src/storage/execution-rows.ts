@@ -32,8 +32,14 @@ export type Execution = Omit<
   error_details: Record<string, unknown> | null;
 };
 
+/**
+ * An execution as the API shows it: the record with the names of its caller as they are now (the key's or the
+ * person's; null for the other, or one no longer there). Read when shown, never stored with the record.
+ */
+export type ExecutionShown = Execution & { api_key_name: string | null; user_name: string | null };
+
 /** An async execution as GET /executions/{id} shows it: with the answer, or `result_expired` once it is dropped. */
-export type ExecutionWithResult = Execution & { result?: unknown; result_expired?: boolean };
+export type ExecutionWithResult = ExecutionShown & { result?: unknown; result_expired?: boolean };
 
 /** What an execution's row holds beside the record: its answer, and when that is dropped. */
 export interface ResultColumns {
@@ -64,6 +70,7 @@ export const columns = [
   'integration_id',
   'connector',
   'operation',
+  'operation_name',
   'status',
   'http_status',
   'error_code',
@@ -99,6 +106,7 @@ export function rowOf(tenantId: string, execution: Execution, kept: ResultColumn
     integration_id: execution.integration_id,
     connector: execution.connector,
     operation: execution.operation,
+    operation_name: execution.operation_name ?? null,
     status: execution.status,
     http_status: execution.http_status ?? 0,
     error_code: execution.error_code ?? null,

@@ -82,6 +82,8 @@ export interface ExecutionsTable {
   user_id: string | null;
   request_id: string;
   started_at: string;
+  /** The SOAP method or GraphQL operation the call named (src/execution/operation-name.ts); null when it named none. */
+  operation_name: string | null;
   /** `sync`, or `async` for one accepted with `Prefer: respond-async`. */
   mode: string;
   /** `api` (the execute endpoint) or `mcp` (an MCP tool call). */

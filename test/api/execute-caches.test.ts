@@ -66,6 +66,7 @@ test('the executions log is written behind: in batches, flushed by reads and on 
       integration_id: 'i',
       connector: 'graphql-1.0.0',
       operation: 'receive',
+      operation_name: null,
       status: 'failed' as const,
       http_status: 502,
       error_code: 'upstream_http_error',

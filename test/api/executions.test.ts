@@ -3,13 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { ConnectorDefinition } from '../../src/connectors/connector.ts';
 import { builtInConnectors } from '../../src/connectors/registry.ts';
-import { type Execution, ExecutionInserts, findExecution } from '../../src/storage/executions.ts';
+import { type Execution, ExecutionInserts, findExecution, insertExecutions } from '../../src/storage/executions.ts';
 import { assertError, issuePaths } from '../support/assertions.ts';
 import { type GraphqlServer, startGraphqlServer } from '../support/graphql-server.ts';
 import { type Auth, body, type Harness, harness, noSchemaCheck } from '../support/harness.ts';
+import { asPerson, person, tokensOf } from '../support/people.ts';
 import { closedPort } from '../support/raw-upstream.ts';
 
-const executionKeys = [
+/** The columns an execution's row keeps of its record. */
+const recordKeys = [
   'api_key_id',
   'attempts',
   'connector',
@@ -24,12 +26,15 @@ const executionKeys = [
   'message_count',
   'mode',
   'operation',
+  'operation_name',
   'request_id',
   'started_at',
   'status',
   'user_id',
   'via',
 ];
+/** What the API shows of an execution: its record, and its callers' names read beside it. */
+const executionKeys = [...recordKeys, 'api_key_name', 'user_name'].sort();
 
 /** Text that appears only in request and response bodies: it must never reach the executions table. */
 const marker = 'MarkerQ7xZ';
@@ -51,7 +56,7 @@ describe('the executions log', () => {
     upstream = await startGraphqlServer();
     await h.tenant('acme');
     await h.tenant('globex');
-    const runnerKey = await h.key('acme', ['integrations.*']);
+    const runnerKey = await h.key('acme', ['integrations.*'], { name: 'crm runner' });
     runner = { key: runnerKey.key, tenant: 'acme' };
     runnerKeyId = runnerKey.record.id;
     reader = await h.auth('acme', ['executions.read']);
@@ -82,7 +87,11 @@ describe('the executions log', () => {
       });
     };
     // e0…e5, in this order.
-    await run('crm', { operation: 'receive', query: `query ${marker} { usersList { id name email } }`, variables: {} }, 200);
+    await run(
+      'crm',
+      { operation: 'receive', query: 'query ListUsers { usersList { id name email } }', variables: { note: marker } },
+      200,
+    );
     await run('crm', { operation: 'send', mutation: `mutation { createUser(name: "${marker}") { id } }` }, 200);
     await run('crm', { operation: 'receive', query: '{ brokenRequired }' }, 502);
     await run('erp', { operation: 'receive', query: '{ users(first: 3) { nodes { id } totalCount } }' }, 200);
@@ -137,6 +146,7 @@ describe('the executions log', () => {
       integration_id: 'crm',
       connector: 'graphql-1.0.0',
       operation: 'receive',
+      operation_name: 'ListUsers',
       status: 'succeeded',
       http_status: 200,
       error_code: null,
@@ -145,8 +155,15 @@ describe('the executions log', () => {
       message_count: 25,
       api_key_id: runnerKeyId,
       user_id: null,
+      api_key_name: 'crm runner',
+      user_name: null,
       request_id: calls[0].requestId,
     });
+  });
+
+  test('each record names what its call named: the operation, else the first root field; a test names none', () => {
+    const names = calls.map((call) => all.find((e) => e.request_id === call.requestId)?.operation_name);
+    assert.deepEqual(names, ['ListUsers', 'createUser', 'brokenRequired', 'users', 'usersList', null]);
   });
 
   test('failures are recorded with their status and code; message_count counts what ran', () => {
@@ -172,10 +189,11 @@ describe('the executions log', () => {
     // `result` holds an async call's answer only (docs/async.md); a synchronous call's is never kept.
     // `runs` and `claim_token` are an async execution's runs for the queue's claims; the API does not show them.
     const storedOnly = ['result', 'result_expires_at', 'runs', 'claim_token', 'tenant_id'];
-    for (const row of rows) assert.deepEqual(Object.keys(row).sort(), [...executionKeys, ...storedOnly].sort());
+    for (const row of rows) assert.deepEqual(Object.keys(row).sort(), [...recordKeys, ...storedOnly].sort());
     for (const row of rows) assert.deepEqual([row.mode, row.result, row.result_expires_at], ['sync', null, null]);
-    // error_message holds the message the caller got (here the upstream's 'broken on purpose'); nothing else of a body.
-    const stored = JSON.stringify(rows.map(({ error_message: _message, ...row }) => row));
+    // error_message holds the message the caller got (here the upstream's 'broken on purpose'), operation_name the name
+    // the call gave its operation (or its first root field); nothing else of a body.
+    const stored = JSON.stringify(rows.map(({ error_message: _message, operation_name: _name, ...row }) => row));
     for (const text of [marker, 'usersList', 'createUser', 'user1@example.com', 'User 1', 'broken on purpose']) {
       assert.ok(!stored.includes(text), `the executions table holds "${text}"`);
     }
@@ -366,6 +384,7 @@ describe('the executions log under quick successive calls', () => {
       integration_id: 'crm',
       connector: 'graphql-1.0.0',
       operation: 'send',
+      operation_name: 'connectorBug',
       status: 'failed',
       http_status: 500,
       error_code: 'internal_error',
@@ -373,8 +392,131 @@ describe('the executions log under quick successive calls', () => {
       error_details: null,
       message_count: 0,
       user_id: null,
+      api_key_name: '',
+      user_name: null,
       request_id: res.headers['x-request-id'],
     });
+  });
+});
+
+describe('an execution names its caller', () => {
+  let h: Harness;
+  let upstream: GraphqlServer;
+  let runner: Auth;
+  let runnerKeyId: string;
+  let token: string;
+  let adaId: string;
+  const asAda = (options: { method: string; url: string; payload?: object }) => asPerson(h, token, 'acme', options);
+
+  before(async () => {
+    h = await harness({ IX_WORKER: 'false' });
+    upstream = await startGraphqlServer();
+    await h.tenant('acme');
+    await h.tenant('globex');
+    const key = await h.key('acme', ['*'], { name: 'nightly sync' });
+    runner = { key: key.key, tenant: 'acme' };
+    runnerKeyId = key.record.id;
+    adaId = await person(h, 'ada@example.com', { acme: 'owner' });
+    token = (await tokensOf(h, 'ada@example.com')).access;
+    const res = await h.call(runner, {
+      method: 'PUT',
+      url: '/api/v1/integrations/crm',
+      payload: { connector: 'graphql-1.0.0', config: { base_url: upstream.url } },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+  });
+  after(async () => {
+    await upstream.close();
+    await h.close();
+  });
+
+  test('a key’s call shows the key’s name, a person’s the person’s; the answer names its execution', async () => {
+    const byKey = await h.call(runner, {
+      method: 'POST',
+      url: '/api/v1/integrations/crm/execute',
+      payload: { operation: 'test' },
+    });
+    assert.equal(byKey.statusCode, 200, byKey.body);
+    const byAda = await asAda({ method: 'POST', url: '/api/v1/integrations/crm/execute', payload: { operation: 'test' } });
+    assert.equal(byAda.statusCode, 200, byAda.body);
+
+    const listed = body(await h.call(runner, { method: 'GET', url: '/api/v1/executions' })).data;
+    const callers = listed.map((e: Record<string, unknown>) => [e.id, e.api_key_id, e.api_key_name, e.user_id, e.user_name]);
+    assert.deepEqual(callers, [
+      [byAda.headers['x-execution-id'], null, null, adaId, 'ada'],
+      [byKey.headers['x-execution-id'], runnerKeyId, 'nightly sync', null, null],
+    ]);
+    for (const e of listed) {
+      const one = await asAda({ method: 'GET', url: `/api/v1/executions/${e.id}` });
+      assert.deepEqual(body(one).data, e, 'one execution shows what the list shows');
+    }
+  });
+
+  test('a canceled execution’s record names its caller too', async () => {
+    const queued = await h.call(runner, {
+      method: 'POST',
+      url: '/api/v1/integrations/crm/execute',
+      headers: { prefer: 'respond-async' },
+      payload: { operation: 'test' },
+    });
+    assert.equal(queued.statusCode, 202, queued.body);
+    const canceled = await asAda({ method: 'POST', url: `/api/v1/executions/${body(queued).data.execution_id}/cancel` });
+    assert.equal(canceled.statusCode, 200, canceled.body);
+    assert.equal(body(canceled).data.status, 'canceled');
+    assert.equal(body(canceled).data.api_key_name, 'nightly sync');
+    assert.equal(body(canceled).data.user_name, null);
+  });
+
+  test('a caller that is not there, or is another tenant’s key, has no name', async () => {
+    const globexKey = await h.key('globex', ['*'], { name: 'globex secret project' });
+    const record = (id: string, keyId: string | null, userId: string | null): Execution => ({
+      id,
+      integration_id: 'crm',
+      connector: 'graphql-1.0.0',
+      operation: 'test',
+      operation_name: null,
+      status: 'succeeded',
+      http_status: 200,
+      error_code: null,
+      error_message: null,
+      error_details: null,
+      message_count: 0,
+      duration_ms: 1,
+      api_key_id: keyId,
+      user_id: userId,
+      request_id: `req-${id}`,
+      started_at: '2026-01-01T00:00:00.000Z',
+      mode: 'sync',
+      via: 'api',
+      attempts: 1,
+      finished_at: '2026-01-01T00:00:00.001Z',
+    });
+    await insertExecutions(h.storage.db, [
+      { tenantId: 'acme', execution: record('exe_0gone1', 'key_gone', null) },
+      { tenantId: 'acme', execution: record('exe_0gone2', null, 'usr_gone') },
+      { tenantId: 'acme', execution: record('exe_0gone3', globexKey.record.id, null) },
+    ]);
+    for (const id of ['exe_0gone1', 'exe_0gone2', 'exe_0gone3']) {
+      const one = body(await h.call(runner, { method: 'GET', url: `/api/v1/executions/${id}` })).data;
+      assert.deepEqual([one.api_key_name, one.user_name], [null, null], id);
+    }
+    const listed = body(await h.call(runner, { method: 'GET', url: '/api/v1/executions?limit=100' })).data;
+    assert.ok(!JSON.stringify(listed).includes('globex secret project'));
+  });
+
+  test('a replayed answer names no execution: the replay is none (docs/execute.md#the-answer)', async () => {
+    const call = () =>
+      h.call(runner, {
+        method: 'POST',
+        url: '/api/v1/integrations/crm/execute',
+        headers: { 'idempotency-key': 'named-once' },
+        payload: { operation: 'test' },
+      });
+    const first = await call();
+    assert.match(String(first.headers['x-execution-id']), /^exe_[0-9a-z]+$/);
+    const replay = await call();
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.headers['x-execution-id'], undefined);
   });
 });
 
@@ -391,6 +533,7 @@ describe('the executions log written in batches of a size it wrote before', () =
     integration_id: `int-${id}`,
     connector: 'graphql-1.0.0',
     operation: failed ? 'send' : 'receive',
+    operation_name: failed ? 'createOrder' : 'GetOrders',
     status: failed ? 'failed' : 'succeeded',
     http_status: failed ? 502 : 200,
     error_code: failed ? 'graphql_errors' : null,
@@ -428,6 +571,9 @@ describe('the executions log written in batches of a size it wrote before', () =
       assert.deepEqual(await findExecution(h.storage.db, 'acme', id), {
         ...expected,
         error_message: expected.error_message?.replace('\u0000', '\ufffd') ?? null,
+        // Their callers (key_x, usr_x) are not there: no names.
+        api_key_name: null,
+        user_name: null,
       });
     }
   });

@@ -60,6 +60,10 @@ const operations = [
   'POST /api/v1/api-keys/{key_id}/rotate',
   'DELETE /api/v1/api-keys/{key_id}',
   'GET /api/v1/me',
+  'GET /api/v1/members',
+  'POST /api/v1/members',
+  'PATCH /api/v1/members/{user_id}',
+  'DELETE /api/v1/members/{user_id}',
   'GET /api/v1/entities',
   'POST /api/v1/entities',
   'POST /api/v1/executions/{id}/cancel',
@@ -88,7 +92,10 @@ const operations = [
   'DELETE /api/v1/webhooks/{id}',
   'POST /api/v1/webhooks/{id}/rotate-secret',
   'GET /api/v1/webhooks/{id}/deliveries',
+  'GET /api/v1/webhooks/{id}/deliveries/{delivery_id}',
+  'POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/resend',
   'POST /api/v1/webhooks/{id}/test',
+  'GET /api/v1/audit-events',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is read by shape.
@@ -410,6 +417,21 @@ describe('the OpenAPI document', () => {
     res = await h.call(auth, { method: 'GET', url: `/api/v1/executions/${executions[0].id}` });
     const one = assertDocumented(res, 'GET', '/api/v1/executions/{id}').data;
     assert.deepEqual(one, await findExecution(db, 'acme', one.id));
+
+    // A webhook's attempt (to a port nothing listens on: it fails at once), its detail and a resend.
+    res = await h.call(auth, { method: 'POST', url: '/api/v1/webhooks', payload: { url: 'http://127.0.0.1:9/', events: ['*'] } });
+    const hook = assertDocumented(res, 'POST', '/api/v1/webhooks').data;
+    res = await h.call(auth, { method: 'POST', url: `/api/v1/webhooks/${hook.id}/test` });
+    const attempt = assertDocumented(res, 'POST', '/api/v1/webhooks/{id}/test').data.delivery;
+    const delivery = '/api/v1/webhooks/{id}/deliveries/{delivery_id}';
+    res = await h.call(auth, { method: 'GET', url: `/api/v1/webhooks/${hook.id}/deliveries/${attempt.id}` });
+    assert.equal(assertDocumented(res, 'GET', delivery).data.payload.type, 'webhook.test');
+    res = await h.call(auth, { method: 'GET', url: `/api/v1/webhooks/${hook.id}/deliveries/dlv_none` });
+    assert.equal(assertDocumented(res, 'GET', delivery).error.code, 'not_found');
+    res = await h.call(auth, { method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/${attempt.id}/resend` });
+    assert.equal(res.statusCode, 202);
+    assert.equal(assertDocumented(res, 'POST', `${delivery}/resend`).data.event_id, attempt.event_id);
+    await h.call(auth, { method: 'DELETE', url: `/api/v1/webhooks/${hook.id}` });
 
     assertDocumented(await h.call(null, { method: 'GET', url: '/healthz' }), 'GET', '/healthz');
     assertDocumented(await h.call(null, { method: 'GET', url: '/readyz' }), 'GET', '/readyz');

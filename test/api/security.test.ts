@@ -43,6 +43,7 @@ const executionId = async (h: Harness) => {
         integration_id: 'x',
         connector: 'graphql-1.0.0',
         operation: 'test',
+        operation_name: null,
         status: 'succeeded',
         http_status: 200,
         error_code: null,

@@ -42,7 +42,7 @@ describe('the console over plain HTTP off loopback', () => {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', exact: true }).waitFor();
     // What the warning says: the browser kept no cookie, so a reload is a new visit.
     assert.deepEqual(
       (await remote.context.cookies()).filter((c) => c.name === 'ix_refresh'),
@@ -66,7 +66,7 @@ describe('the console over plain HTTP off loopback', () => {
     assert.equal(await warning(local).count(), 0);
     await local.signIn(email, password);
     await page.reload();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', exact: true }).waitFor();
     local.assertClean();
   });
 });

@@ -55,7 +55,7 @@ export interface ConsoleBrowser {
   row(name: string | RegExp): Locator;
   /** A link of the console's navigation. */
   nav(name: string): Locator;
-  /** Opens /console and signs in through the form; resolves once the first screen (API keys) shows. */
+  /** Opens /console and signs in through the form; resolves once the first screen (Home) shows. */
   signIn(email: string, password: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -127,7 +127,7 @@ export async function openConsoleBrowser(
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      await page.getByRole('heading', { name: 'Home', exact: true }).waitFor();
     },
     close: () => browser.close(),
   };

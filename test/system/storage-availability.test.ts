@@ -108,6 +108,7 @@ describe('an async run asks for its claim again when the answer was lost', () =>
         connector: 'graphql-1.0.0',
         operation: 'send',
         mode: 'async' as const,
+        operation_name: null,
         via: 'api' as const,
         status: 'queued' as const,
         http_status: null,

@@ -2,40 +2,62 @@ import { useEffect, useState } from 'preact/hooks';
 import { Loading } from './components/ui.js';
 import { currentSession, onSessionChange, restoreSession, signOut } from './lib/api.js';
 import { html } from './lib/html.js';
+import { can } from './lib/roles.js';
 import { Link, navigate, parsePath, tenantPath, usePath } from './lib/router.js';
 import { AiAgents } from './screens/ai-agents.js';
+import { Audit } from './screens/audit.js';
 import { ExecutionDetail } from './screens/execution-detail.js';
 import { Executions } from './screens/executions.js';
+import { Home } from './screens/home.js';
 import { IntegrationEdit } from './screens/integration-edit.js';
 import { Integrations } from './screens/integrations.js';
 import { Keys } from './screens/keys.js';
+import { Members } from './screens/members.js';
 import { SignIn } from './screens/sign-in.js';
 import { TryItOut } from './screens/try-it-out.js';
 import { Webhooks } from './screens/webhooks.js';
 
+/** The screen one lands on after signing in, and for a tenant's bare path. */
+const landing = 'home';
+
 const sections = [
+  { id: 'home', label: 'Home', icon: 'home' },
   { id: 'keys', label: 'API keys', icon: 'key' },
   { id: 'integrations', label: 'Integrations', icon: 'plug', also: ['new-integration'] },
   { id: 'executions', label: 'Executions', icon: 'list' },
   { id: 'webhooks', label: 'Webhooks', icon: 'bell' },
   { id: 'try', label: 'Try it out', icon: 'play' },
   { id: 'agents', label: 'AI agents', icon: 'agent' },
+  { id: 'members', label: 'Members', icon: 'people' },
+  { id: 'audit', label: 'Audit log', icon: 'audit', scope: 'audit.read' },
 ];
 
 const icons = {
+  audit: 'M7 3h8l4 4v14H7V3Zm8 0v4h4M10 12h6M10 16h6M4 7v14h3',
+  home: 'M4 11.5 12 4.5l8 7M6.5 9.5V19.5h4v-5h3v5h4V9.5',
   key: 'M14 7a4 4 0 1 1-3.9 4.9L4 18v2h3v-2h2v-2h2l1.1-1.1A4 4 0 0 1 14 7Zm1.5 2.5a1 1 0 1 0 0 .01',
   plug: 'M9 3v5M15 3v5M6 8h12v3a6 6 0 0 1-12 0V8Zm6 9v4',
   list: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
   play: 'M7 4.5v15l13-7.5-13-7.5Z',
   bell: 'M6 16v-5a6 6 0 0 1 12 0v5l2 2H4l2-2Zm4 4h4',
+  people:
+    'M9 11a3.5 3.5 0 1 0 0-7 3.5 3.5 0 0 0 0 7Zm-6 9c0-3.3 2.7-6 6-6s6 2.7 6 6M16 4.5a3.5 3.5 0 0 1 0 6.5M18 14.5c2 .8 3 2.8 3 5.5',
   agent: 'M12 3v4M7 7h10a3 3 0 0 1 3 3v6a3 3 0 0 1-3 3H7a3 3 0 0 1-3-3v-6a3 3 0 0 1 3-3Zm2 5.5v1.5m6-1.5v1.5M9.5 15.5h5',
 };
 
 const isActive = (section, route) =>
-  route.section === section.id || section.also?.includes(route.section) || (!route.section && section.id === 'keys');
+  route.section === section.id || section.also?.includes(route.section) || (!route.section && section.id === landing);
 
 function Icon({ name }) {
   return html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d=${icons[name]} /></svg>`;
+}
+
+/** A screen the person's role does not open (a link followed from elsewhere): said plainly, nothing loaded. */
+function NotForRole() {
+  return html`<div class="notice" role="status">
+    <p class="notice__title">Not available to your role</p>
+    <p>Owners and admins of this tenant can open this screen.</p>
+  </div>`;
 }
 
 function Screen({ route, membership }) {
@@ -53,15 +75,21 @@ function Screen({ route, membership }) {
       return html`<${TryItOut} ...${props} />`;
     case 'agents':
       return html`<${AiAgents} ...${props} />`;
-    default:
+    case 'members':
+      return html`<${Members} ...${props} />`;
+    case 'audit':
+      return can(props.role, 'audit.read') ? html`<${Audit} ...${props} />` : html`<${NotForRole} />`;
+    case 'keys':
       return html`<${Keys} ...${props} />`;
+    default:
+      return html`<${Home} ...${props} tenantName=${membership.tenant_name} />`;
   }
 }
 
 function TenantSwitcher({ memberships, current }) {
   const onChange = (event) => {
     const route = parsePath(location.pathname);
-    navigate(tenantPath(event.currentTarget.value, route.section ?? 'keys'));
+    navigate(tenantPath(event.currentTarget.value, route.section ?? landing));
   };
   return html`<div class="tenant-switcher">
     <label for="tenant-select">Tenant</label>
@@ -88,15 +116,17 @@ function Shell({ session, route }) {
       </div>
       <${TenantSwitcher} memberships=${session.memberships} current=${route.tenant} />
       <nav class="nav" aria-label="Console">
-        ${sections.map(
-          (s) =>
-            html`<${Link}
+        ${sections
+          .filter((s) => !s.scope || can(membership?.role, s.scope))
+          .map(
+            (s) =>
+              html`<${Link}
               class=${`nav__link${isActive(s, route) ? ' nav__link--active' : ''}`}
               aria-current=${isActive(s, route) ? 'page' : undefined}
               href=${tenantPath(route.tenant, s.id)}
               ><${Icon} name=${s.icon} /><span>${s.label}</span><//
             >`,
-        )}
+          )}
       </nav>
       <div class="account">
         <div class="account__who">
@@ -136,7 +166,7 @@ export function App() {
   const route = parsePath(path);
   const first = session?.memberships[0];
   useEffect(() => {
-    if (session && !route.tenant && first) navigate(tenantPath(first.tenant_id, 'keys'), { replace: true });
+    if (session && !route.tenant && first) navigate(tenantPath(first.tenant_id, landing), { replace: true });
   }, [session, route.tenant, first]);
 
   useEffect(() => {

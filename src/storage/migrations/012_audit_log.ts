@@ -1,11 +1,13 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The audit log (docs/audit.md): one row per change, written in the change's own transaction.
+ * The audit log (docs/audit.md): one row per change, written in the change's own transaction; and what an execution
+ * called by name.
  *
  * - `changes` is the JSON list of the field paths that changed, never a value; `actor_name` and `ip` may be null.
  * - Rows are never updated: a trigger refuses an UPDATE on both databases; only the retention sweep deletes.
  * - `webhook_deliveries.response_body`: the start of the receiver's answer, shown with the delivery.
+ * - `executions.operation_name`: the SOAP method or the GraphQL operation a call named (docs/execute.md#the-executions-log).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -39,6 +41,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }
 
   await db.schema.alterTable('webhook_deliveries').addColumn('response_body', 'text').execute();
+  await db.schema.alterTable('executions').addColumn('operation_name', 'text').execute();
 }
 
 /**
@@ -53,6 +56,7 @@ async function isPostgres(db: Kysely<unknown>): Promise<boolean> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('executions').dropColumn('operation_name').execute();
   await db.schema.alterTable('webhook_deliveries').dropColumn('response_body').execute();
   await db.schema.dropTable('audit_events').execute();
   if (await isPostgres(db)) await sql`drop function if exists audit_events_append_only()`.execute(db);

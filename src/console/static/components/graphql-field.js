@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { formatDateTime } from '../lib/format.js';
 import { html } from '../lib/html.js';
 
@@ -28,7 +28,7 @@ function schemaNote(schema, problem) {
  * `revision` changes (the document was edited elsewhere); its own edits go to `onChange(text)` and are not pushed
  * back, so a render that lags behind the typing never overwrites it. `schema` is useGraphqlSchema's answer: the
  * document is checked and completed against it when available, else only its syntax is checked. What is wrong is also
- * listed below the editor, by line and column.
+ * listed below the editor, by line and column. Should the editor not load, a plain text field stands in.
  */
 export function GraphqlField({ label, value, revision, onChange, schema }) {
   const container = useRef(null);
@@ -36,6 +36,7 @@ export function GraphqlField({ label, value, revision, onChange, schema }) {
   const [loadError, setLoadError] = useState(null);
   const [problem, setProblem] = useState(null);
   const [diagnostics, setDiagnostics] = useState([]);
+  const fallbackId = useId();
   // The editor outlives renders; it calls whatever onChange is current.
   const changed = useRef(onChange);
   changed.current = onChange;
@@ -74,15 +75,23 @@ export function GraphqlField({ label, value, revision, onChange, schema }) {
     }
   }, [editor, sdl]);
 
+  if (loadError) {
+    // The document has no other place: a plain text field stands in for the editor.
+    return html`<div class="field">
+      <label for=${fallbackId}>${label}</label>
+      <textarea id=${fallbackId} class="code-input" rows="6" spellcheck=${false} value=${value}
+        aria-describedby=${`${fallbackId}-error`} onInput=${(e) => onChange(e.currentTarget.value)}></textarea>
+      <p class="field__error" id=${`${fallbackId}-error`}>
+        The editor could not be loaded (${loadError.message}): the document is neither checked nor completed.
+      </p>
+    </div>`;
+  }
+
   // CodeMirror builds its DOM in `container`, where Preact renders nothing.
   return html`<div class="field">
     <span class="label" onClick=${() => editor?.made.view.focus()}>${label}</span>
     <div ref=${container}></div>
-    ${!editor && !loadError && html`<p class="muted">Loading the editor…</p>`}
-    ${
-      loadError &&
-      html`<p class="field__error">The editor could not be loaded (${loadError.message}); edit the document in the body below.</p>`
-    }
+    ${!editor && html`<p class="muted">Loading the editor…</p>`}
     <p class="field__hint">${schemaNote(schema, problem)}</p>
     ${
       diagnostics.length > 0 &&

@@ -1,10 +1,33 @@
 /** Display helpers: dates, numbers, durations. */
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateTimeSeconds = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 
-export function formatDateTime(iso) {
-  return iso ? dateTime.format(new Date(iso)) : '—';
+/** A date and time; `{seconds: true}` for what is told apart by the second (executions). */
+export function formatDateTime(iso, { seconds = false } = {}) {
+  if (!iso) return '—';
+  return (seconds ? dateTimeSeconds : dateTime).format(new Date(iso));
+}
+
+const timeThisYear = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+/** A time to the second, with its day ("Nov 29, 8:17:01 AM"), and its year when that is not this one: for lists. */
+export function formatTime(iso, now = new Date()) {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return date.getFullYear() === now.getFullYear() ? timeThisYear.format(date) : dateTimeSeconds.format(date);
+}
+
+/** `count` and the noun, singular for 1: "1 message", "3 messages" (`plural` for an irregular one). */
+export function formatCount(count, noun, plural = `${noun}s`) {
+  return `${formatNumber(count)} ${count === 1 ? noun : plural}`;
 }
 
 /** "3 minutes ago", "in 2 days". */

@@ -32,4 +32,5 @@ export const knownScopes = [
   'webhooks.read',
   'webhooks.write',
   'processflow.*',
+  'audit.read',
 ];

@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
 import { ErrorNotice, JsonBlock, Loading, PageHeader } from '../components/ui.js';
 import { getExecution, isActive } from '../lib/executions.js';
-import { formatDateTime } from '../lib/format.js';
+import { formatCount, formatDateTime } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, tenantPath } from '../lib/router.js';
 import { useLoad } from '../lib/use-load.js';
 import { usePolling } from '../lib/use-polling.js';
-import { CancelButton, durationOf, pollMs, StatusBadge } from './executions.js';
+import { Caller, CancelButton, durationOf, OperationName, pollMs, StatusBadge } from './executions.js';
 
 function Outcome({ e }) {
   if (e.status === 'queued') {
@@ -30,7 +30,7 @@ function Outcome({ e }) {
     </section>`;
   }
   const kept = e.mode === 'async' ? 'Its answer is below.' : 'Bodies are not stored.';
-  return html`<div class="card"><h2>Succeeded</h2><p>Succeeded with ${e.message_count} messages. ${kept}</p></div>`;
+  return html`<div class="card"><h2>Succeeded</h2><p>Succeeded with ${formatCount(e.message_count, 'message')}. ${kept}</p></div>`;
 }
 
 /** What an async execution answered: the body the synchronous call would have had, kept for a while. */
@@ -59,17 +59,17 @@ export function ExecutionDetail({ tenant, role, id }) {
   const rows = e && [
     ['Integration', html`<${Link} href=${tenantPath(tenant, 'integrations', e.integration_id)}>${e.integration_id}<//>`],
     ['Connector', html`<code>${e.connector}</code>`],
-    ['Operation', html`<code>${e.operation}</code>`],
+    ['Operation', html`<${OperationName} execution=${e} />`],
     ['Mode', e.mode],
     ['Status', html`<${StatusBadge} status=${e.status} />`],
     // Tries of the upstream, retries included: known when it has finished.
     ['Attempts', e.finished_at ? e.attempts : '—'],
     ['HTTP status', e.http_status ?? '—'],
-    ['Started', formatDateTime(e.started_at)],
-    ['Finished', formatDateTime(e.finished_at)],
+    ['Started', formatDateTime(e.started_at, { seconds: true })],
+    ['Finished', formatDateTime(e.finished_at, { seconds: true })],
     ['Duration', durationOf(e)],
     ['Messages', e.message_count],
-    ['Caller', e.user_id ? html`person <code>${e.user_id}</code>` : html`key <code>${e.api_key_id}</code>`],
+    ['Caller', html`<${Caller} execution=${e} />`],
     ['Request ID', html`<code>${e.request_id}</code>`],
   ];
   const cancelable = e?.status === 'queued' && can(role, 'integrations.execute');

@@ -1,13 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
-import { cancelExecution, isActive, listExecutions } from '../lib/executions.js';
-import { formatDateTime, formatDuration, formatRelative } from '../lib/format.js';
+import { ApiFailure } from '../lib/api.js';
+import { cancelExecution, getExecution, isActive, listExecutions } from '../lib/executions.js';
+import { formatDateTime, formatDuration, formatRelative, formatTime } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, navigate, tenantPath } from '../lib/router.js';
 import { useAction } from '../lib/use-action.js';
 import { usePolling } from '../lib/use-polling.js';
-import { loadAllIntegrations } from './integrations.js';
+import { integrationLabel, loadAllIntegrations } from './integrations.js';
 
 const periods = [
   ['', 'Any time'],
@@ -29,8 +30,46 @@ function readFilters() {
   return { integration: q.get('integration') ?? '', status: q.get('status') ?? '', since: q.get('since') ?? '' };
 }
 
+/** An execution's integration: its name when the integrations are loaded, its id beside it. */
+function IntegrationName({ id, integrations }) {
+  const name = integrations.find((i) => i.id === id)?.name;
+  if (!name || name === id) return html`<span class="truncate">${id}</span>`;
+  return html`<span class="truncate">${name}</span><span class="cell-sub"><code>${id}</code></span>`;
+}
+
 export function StatusBadge({ status }) {
   return html`<${Badge} tone=${statusTones[status] ?? 'neutral'}>${status}<//>`;
+}
+
+/**
+ * Who called: the key's or the person's name as it is now, with its id beside it (two keys may share a name). A
+ * caller no longer there shows its id alone.
+ */
+export function Caller({ execution: e }) {
+  const person = e.user_id !== null;
+  const id = person ? e.user_id : e.api_key_id;
+  if (!id) return html`<span class="muted">—</span>`;
+  const name = person ? e.user_name : e.api_key_name;
+  const kind = person ? 'person' : 'key';
+  return html`<span class="caller">
+    <span class="caller__name">${name || html`<span class="muted">${name === '' ? `unnamed ${kind}` : `${kind} no longer there`}</span>`}</span>${' '}
+    <code class="caller__id" title=${person ? 'Person' : 'API key'}>${id}</code>
+  </span>`;
+}
+
+/**
+ * The operation with what the call named (the SOAP method or the GraphQL operation), and the door it came through when
+ * it was not the execute endpoint (an MCP tool call).
+ */
+export function OperationName({ execution: e }) {
+  return html`<code>${e.operation}</code>${e.operation_name && html` <code class="operation-name">${e.operation_name}</code>`}${
+    e.via === 'mcp' && html` <${Badge} tone="info">MCP<//>`
+  }`;
+}
+
+/** The operation with its mode below it (`sync`, or `async` for one accepted with Prefer: respond-async). */
+function OperationAndMode({ execution: e }) {
+  return html`<${OperationName} execution=${e} /><span class="cell-sub">${e.mode}</span>`;
 }
 
 /** An unfinished execution has no duration yet, and a canceled one never ran. */
@@ -70,6 +109,45 @@ async function loadPage(tenant, filters, cursor) {
   const items = cutoff === null ? page.data : page.data.filter((e) => Date.parse(e.started_at) >= cutoff);
   const next = page.pagination?.next_cursor ?? null;
   return { items, next: items.length < page.data.length ? null : next };
+}
+
+const executionIdPattern = /^exe_[0-9a-z]+$/;
+
+/** Opens the execution with the id typed in (`exe_…`), once the API has it; says so when this tenant has none. */
+function FindById({ tenant }) {
+  const [id, setId] = useState('');
+  const [problem, setProblem] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const find = async (event) => {
+    event.preventDefault();
+    const wanted = id.trim();
+    if (!executionIdPattern.test(wanted)) {
+      setProblem('An execution ID starts with exe_, as in exe_01jd8x7k2m9q4v6c8b1n3p5r7t.');
+      return;
+    }
+    setBusy(true);
+    try {
+      await getExecution(tenant, wanted);
+      navigate(tenantPath(tenant, 'executions', wanted));
+    } catch (failure) {
+      setProblem(
+        failure instanceof ApiFailure && failure.status === 404 ? `This tenant has no execution ${wanted}.` : failure.message,
+      );
+      setBusy(false);
+    }
+  };
+  return html`<form class="find" role="search" aria-label="Find an execution" onSubmit=${find}>
+    <${Field} label="Execution ID" error=${problem}>
+      ${(a) => html`<div class="find__row">
+        <input ...${a} spellcheck=${false} autocomplete="off" placeholder="exe_…" value=${id}
+          onInput=${(e) => {
+            setId(e.currentTarget.value);
+            setProblem(null);
+          }} />
+        <button type="submit" class="button" disabled=${busy}>${busy ? 'Opening…' : 'Open'}</button>
+      </div>`}
+    <//>
+  </form>`;
 }
 
 export function Executions({ tenant, role }) {
@@ -167,13 +245,14 @@ export function Executions({ tenant, role }) {
       description="Every execute call, newest first, kept up to date while this page is open. Request bodies are never stored.">
       <button type="button" class="button" onClick=${() => setGeneration((g) => g + 1)} disabled=${loading}>Refresh</button>
     <//>
+    <div class="toolbar">
     <form class="filters" aria-label="Filter executions" onSubmit=${(e) => e.preventDefault()}>
       <${Field} label="Integration">
         ${(
           a,
         ) => html`<select ...${a} value=${filters.integration} onChange=${(e) => setFilter('integration', e.currentTarget.value)}>
           <option value="">All integrations</option>
-          ${integrations.map((i) => html`<option value=${i.id}>${i.name || i.id}</option>`)}
+          ${integrations.map((i) => html`<option value=${i.id}>${integrationLabel(i)}</option>`)}
           ${
             filters.integration &&
             !integrations.some((i) => i.id === filters.integration) &&
@@ -193,12 +272,19 @@ export function Executions({ tenant, role }) {
         </select>`}
       <//>
     </form>
+    <${FindById} tenant=${tenant} />
+    </div>
     <${ErrorNotice} error=${error} title="Could not load the executions" />
     <${ErrorNotice} error=${cancelFailure?.error} title=${`Could not cancel ${cancelFailure?.id}`} />
     <p class="visually-hidden" role="status" aria-live="polite">${announcement}</p>
     <div aria-live="polite" aria-busy=${loading ? 'true' : 'false'}>
       ${rows === null && loading && html`<${Loading} />`}
-      ${rows?.length === 0 && html`<${Empty} title="No executions match">Run one from Try it out, or widen the filters.<//>`}
+      ${
+        rows?.length === 0 &&
+        html`<${Empty} title="No executions match">
+          ${executable ? html`Run one from <${Link} href=${tenantPath(tenant, 'try')}>Try it out<//>, or widen` : 'Widen'} the filters.
+        <//>`
+      }
       ${
         rows?.length > 0 &&
         html`<div class="table-wrap">
@@ -209,7 +295,7 @@ export function Executions({ tenant, role }) {
                 <th scope="col">Started</th>
                 <th scope="col">Integration</th>
                 <th scope="col" class="hide-sm">Operation</th>
-                <th scope="col" class="hide-md">Mode</th>
+                <th scope="col" class="hide-md">Caller</th>
                 <th scope="col">Status</th>
                 <th scope="col" class="hide-lg num">Attempts</th>
                 <th scope="col" class="hide-sm num">HTTP</th>
@@ -222,14 +308,15 @@ export function Executions({ tenant, role }) {
               ${rows.map(
                 (e) => html`<tr key=${e.id}>
                   <th scope="row">
-                    <${Link} href=${tenantPath(tenant, 'executions', e.id)} title=${formatDateTime(e.started_at)}>
-                      ${formatRelative(e.started_at)}
+                    <${Link} href=${tenantPath(tenant, 'executions', e.id)}
+                      title=${`${formatDateTime(e.started_at, { seconds: true })}, ${formatRelative(e.started_at)}`}>
+                      ${formatTime(e.started_at)}
                     <//>
                     <span class="cell-sub"><code>${e.id}</code></span>
                   </th>
-                  <td><span class="truncate">${e.integration_id}</span></td>
-                  <td class="hide-sm"><code>${e.operation}</code></td>
-                  <td class="hide-md">${e.mode}</td>
+                  <td><${IntegrationName} id=${e.integration_id} integrations=${integrations} /></td>
+                  <td class="hide-sm"><${OperationAndMode} execution=${e} /></td>
+                  <td class="hide-md"><${Caller} execution=${e} /></td>
                   <td><${StatusBadge} status=${e.status} /></td>
                   <td class="hide-lg num">${e.finished_at ? e.attempts : html`<span class="muted">—</span>`}</td>
                   <td class="hide-sm num">${e.http_status ?? html`<span class="muted">—</span>`}</td>

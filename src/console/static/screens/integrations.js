@@ -19,6 +19,9 @@ export async function loadAllIntegrations(tenant) {
   return all;
 }
 
+/** An integration as a menu names it: its name with its id (two may share a name), or its id alone. */
+export const integrationLabel = (i) => (i.name && i.name !== i.id ? `${i.name} (${i.id})` : i.id);
+
 export function Integrations({ tenant, role }) {
   const list = useLoad(() => loadAllIntegrations(tenant), [tenant]);
   const writable = can(role, 'integrations.write');
@@ -31,7 +34,13 @@ export function Integrations({ tenant, role }) {
     ${
       list.data &&
       (list.data.length === 0
-        ? html`<${Empty} title="No integrations yet">Create one to call a GraphQL or SOAP system through Interchange.<//>`
+        ? html`<${Empty} title="No integrations yet">
+            ${
+              writable
+                ? html`<${Link} href=${tenantPath(tenant, 'new-integration')}>Create one<//> to call a GraphQL or SOAP system through Interchange.`
+                : 'An owner, admin or developer of this tenant can create one.'
+            }
+          <//>`
         : html`<div class="table-wrap">
             <table class="table">
               <caption class="visually-hidden">Integrations of ${tenant}</caption>
@@ -51,7 +60,7 @@ export function Integrations({ tenant, role }) {
                       <${Link} class="cell-title" href=${tenantPath(tenant, 'integrations', integration.id)}>
                         ${integration.name || integration.id}
                       <//>
-                      <span class="cell-sub"><code>${integration.id}</code></span>
+                      ${integration.name && integration.name !== integration.id && html`<span class="cell-sub"><code>${integration.id}</code></span>`}
                     </th>
                     <td><${Badge} tone="info">${connectorLabel(integration.connector)}<//></td>
                     <td class="hide-sm"><span class="truncate">${target || html`<span class="muted">not set</span>`}</span></td>

@@ -35,8 +35,9 @@ function KeyRow({ apiKey, writable, onAction }) {
   const state = keyState(apiKey);
   const live = !apiKey.revoked_at && state.label !== 'Expired' && state.label !== 'Rotated';
   return html`<tr>
-    <th scope="row" title=${apiKey.id}>
-      <span class="cell-title">${apiKey.name}</span>
+    <th scope="row">
+      <span class="cell-title">${apiKey.name || html`<span class="muted">unnamed</span>`}</span>
+      <span class="cell-sub"><code>${apiKey.id}</code></span>
     </th>
     <td><code class="key-mask">${apiKey.start}…${apiKey.last4}</code>${apiKey.legacy && html` <${Badge}>legacy<//>`}</td>
     <td class="hide-sm">
@@ -50,14 +51,14 @@ function KeyRow({ apiKey, writable, onAction }) {
     <td><${Badge} tone=${state.tone}>${state.label}<//></td>
     <td class="actions">
       <button type="button" class="button button--small" onClick=${() => onAction('usage', apiKey)}
-        aria-label=${`Usage of ${apiKey.name}`}>Usage</button>
+        aria-label=${`Usage of ${apiKey.name} (${apiKey.id})`}>Usage</button>
       ${
         writable &&
         live &&
         html`<button type="button" class="button button--small" onClick=${() => onAction('rotate', apiKey)}
-            aria-label=${`Rotate ${apiKey.name}`}>Rotate</button>
+            aria-label=${`Rotate ${apiKey.name} (${apiKey.id})`}>Rotate</button>
           <button type="button" class="button button--small button--danger-ghost" onClick=${() => onAction('revoke', apiKey)}
-            aria-label=${`Revoke ${apiKey.name}`}>Revoke</button>`
+            aria-label=${`Revoke ${apiKey.name} (${apiKey.id})`}>Revoke</button>`
       }
     </td>
   </tr>`;
@@ -109,7 +110,9 @@ export function Keys({ tenant, role }) {
     ${
       keys.data &&
       (keys.data.length === 0
-        ? html`<${Empty} title="No API keys yet">Create one for each system that calls Interchange.<//>`
+        ? html`<${Empty} title="No API keys yet">
+            ${writable ? 'Create one for each system that calls Interchange.' : 'An owner or admin of this tenant can create one.'}
+          <//>`
         : html`<div class="table-wrap">
             <table class="table table--stack">
               <caption class="visually-hidden">API keys of ${tenant}</caption>

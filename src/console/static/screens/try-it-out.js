@@ -1,18 +1,20 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { CataloguePicker } from '../components/catalogue-picker.js';
 import { GraphqlField } from '../components/graphql-field.js';
 import { Badge, Empty, ErrorNotice, Field, Loading, PageHeader } from '../components/ui.js';
 import { request } from '../lib/api.js';
 import { isWsdlUrl, paramsTemplate, soapCallOf } from '../lib/catalog.js';
 import { documentField, exampleBody, operations } from '../lib/connectors.js';
+import { curlCommand, executePath } from '../lib/curl.js';
 import { formatDuration } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
 import { Link, tenantPath } from '../lib/router.js';
 import { useAction } from '../lib/use-action.js';
 import { useCatalogue } from '../lib/use-catalogue.js';
+import { useCopy } from '../lib/use-copy.js';
 import { useGraphqlSchema } from '../lib/use-graphql-schema.js';
-import { loadAllIntegrations } from './integrations.js';
+import { integrationLabel, loadAllIntegrations } from './integrations.js';
 
 /** `upstream;dur=12.3, interchange;dur=1.2` → [{name, dur}]. */
 function parseServerTiming(header) {
@@ -24,7 +26,14 @@ function parseServerTiming(header) {
   });
 }
 
-const bodyText = (connector, operation) => JSON.stringify(exampleBody(connector, operation), null, 2);
+/**
+ * The try-it-out body of `fields`: without a GraphQL document's field (`docField`), which its own editor holds and the
+ * request takes from there, so the document is shown once.
+ */
+const bodyText = (fields, docField) => {
+  const { [docField]: _document, ...rest } = fields;
+  return JSON.stringify(docField ? rest : fields, null, 2);
+};
 
 /** The JSON object in `text`, or null when it is not one (the person may be halfway through an edit). */
 function parseObject(text) {
@@ -36,16 +45,12 @@ function parseObject(text) {
   }
 }
 
-/** `text` with its `field` set to `value`, when it is a JSON object; else unchanged. */
-function withField(text, field, value) {
-  const fields = parseObject(text);
-  return fields ? JSON.stringify({ ...fields, [field]: value }, null, 2) : text;
-}
-
 function Response({ result, tenant }) {
   const timings = parseServerTiming(result.headers.get('server-timing'));
   const replayed = result.headers.get('idempotent-replayed') === 'true';
   const queued = result.status === 202 ? result.body?.data?.execution_id : null;
+  // A synchronous answer names the execution it was recorded as (a replayed one does not).
+  const recorded = queued ? null : result.headers.get('x-execution-id');
   return html`<div class="card response">
     <div class="response__meta">
       <${Badge} tone=${result.ok ? 'success' : 'danger'}>HTTP ${result.status}<//>
@@ -67,9 +72,61 @@ function Response({ result, tenant }) {
         follows it and shows the result.
       </p>`
     }
+    ${
+      recorded &&
+      html`<p class="response__queued">
+        Recorded as <${Link} href=${tenantPath(tenant, 'executions', recorded)}>execution <code>${recorded}</code><//>.
+      </p>`
+    }
     ${!result.ok && result.body?.error && html`<p class="response__error"><code>${result.body.error.code}</code> ${result.body.error.message}</p>`}
     <pre class="code code--tall" tabindex="0" aria-label="Response body">${result.body ? JSON.stringify(result.body, null, 2) : result.text}</pre>
   </div>`;
+}
+
+/** The request the form describes: `{fields, headers}` (what is sent, `operation` included), or `{error}` for its body. */
+function requestOf({ body, docField, graphqlDocument, operation, idempotencyKey, runAsync }) {
+  let fields;
+  try {
+    fields = JSON.parse(body || '{}');
+  } catch (problem) {
+    return { error: problem.message };
+  }
+  if (!fields || typeof fields !== 'object' || Array.isArray(fields)) return { error: 'The body must be a JSON object.' };
+  const headers = {};
+  if (idempotencyKey.trim()) headers['Idempotency-Key'] = idempotencyKey.trim();
+  if (runAsync) headers.Prefer = 'respond-async';
+  // The chosen operation, and what the editor holds, are what is sent.
+  const { operation: _typed, ...rest } = fields;
+  return { fields: { operation, ...rest, ...(docField && { [docField]: graphqlDocument }) }, headers };
+}
+
+/**
+ * The form's actions (`children`) after "Copy as curl": the request as the form describes it, with `$IX_API_KEY` where
+ * a key goes, shown below as it is copied.
+ */
+function RequestActions({ command, onInvalid, children }) {
+  const shown = useRef(null);
+  const block = useRef(null);
+  const { copy, status } = useCopy(command ?? '', block);
+  const onClick = () => {
+    if (command === null) return onInvalid();
+    shown.current.open = true;
+    return copy();
+  };
+  return html`<div class="form__actions">
+    <p class="copy-status" role="status">${status}</p>
+    <button type="button" class="button" onClick=${onClick}>Copy as curl</button>
+    ${children}
+  </div>
+  <details ref=${shown} class="curl">
+    <summary>The request as curl</summary>
+    ${
+      command === null
+        ? html`<p class="muted">Once the body above is a JSON object, the request shows here.</p>`
+        : html`<pre ref=${block} class="code" tabindex="0" aria-label="The request as curl">${command}</pre>`
+    }
+    <p class="field__hint">It sends an API key of this tenant from <code>$IX_API_KEY</code>, never your sign-in.</p>
+  </details>`;
 }
 
 export function TryItOut({ tenant, role }) {
@@ -77,11 +134,13 @@ export function TryItOut({ tenant, role }) {
   const [loadError, setLoadError] = useState(null);
   const [integrationId, setIntegrationId] = useState('');
   const [operation, setOperation] = useState('test');
+  // The body's fields as JSON text; a GraphQL document (receive, send) is not among them but in its own editor.
   const [body, setBody] = useState('{}');
-  // The GraphQL document of receive and send, edited in its own editor and kept in the body's field.
   const [graphqlDocument, setGraphqlDocument] = useState('');
-  // Counts the document's edits made outside its editor (the body, an example), which the editor then takes.
+  // Counts the document's edits made outside its editor (an example, a document pasted into the body), which the
+  // editor then takes.
   const [documentRevision, setDocumentRevision] = useState(0);
+  const [moved, setMoved] = useState('');
   // The catalogue entry the body was filled from (a SOAP integration in WSDL mode), or ''.
   const [entryName, setEntryName] = useState('');
   const [idempotencyKey, setIdempotencyKey] = useState('');
@@ -92,17 +151,8 @@ export function TryItOut({ tenant, role }) {
     busy,
     error,
     run: execute,
-  } = useAction(async (fields) => {
-    const headers = idempotencyKey.trim() ? { 'idempotency-key': idempotencyKey.trim() } : {};
-    if (runAsync) headers.prefer = 'respond-async';
-    setResult(
-      await request(`/integrations/${encodeURIComponent(integrationId)}/execute`, {
-        method: 'POST',
-        tenant,
-        headers,
-        body: { ...fields, operation },
-      }),
-    );
+  } = useAction(async ({ fields, headers }) => {
+    setResult(await request(executePath(integrationId), { method: 'POST', tenant, headers, body: fields }));
   });
 
   useEffect(() => {
@@ -110,7 +160,7 @@ export function TryItOut({ tenant, role }) {
       setIntegrations(list);
       if (list[0]) {
         setIntegrationId(list[0].id);
-        setBody(bodyText(list[0].connector, 'test'));
+        setBody(bodyText(exampleBody(list[0].connector, 'test')));
       }
     }, setLoadError);
   }, [tenant]);
@@ -127,17 +177,24 @@ export function TryItOut({ tenant, role }) {
     description="Run an operation through an integration, exactly as a caller of the execute endpoint would." />`;
   if (integrations.length === 0) {
     return html`<section>${header}<${Empty} title="No integrations to run">
-      <${Link} href=${tenantPath(tenant, 'new-integration')}>Create an integration<//> first.
+      ${
+        can(role, 'integrations.write')
+          ? html`<${Link} href=${tenantPath(tenant, 'new-integration')}>Create an integration<//> first.`
+          : 'An owner, admin or developer of this tenant can create one.'
+      }
     <//></section>`;
   }
+  const executable = can(role, 'integrations.execute');
   const choose = (id, op) => {
     const next = integrations.find((i) => i.id === id);
     const example = exampleBody(next?.connector, op);
+    const field = documentField(next?.connector, op);
     setIntegrationId(id);
     setOperation(op);
-    setBody(JSON.stringify(example, null, 2));
-    setGraphqlDocument(example[documentField(next?.connector, op)] ?? '');
+    setBody(bodyText(example, field));
+    setGraphqlDocument(example[field] ?? '');
     setDocumentRevision((n) => n + 1);
+    setMoved('');
     setEntryName('');
     setBodyError(null);
   };
@@ -149,32 +206,30 @@ export function TryItOut({ tenant, role }) {
     setBody(JSON.stringify({ ...soapCallOf(entry.name), params: paramsTemplate(entry.input_schema) }, null, 2));
     setBodyError(null);
   };
+  /** A document typed or pasted into the body (a whole request, say) goes to its editor, so it is never in both. */
   const editBody = (text) => {
-    setBody(text);
-    const value = docField && parseObject(text)?.[docField];
-    if (typeof value === 'string' && value !== graphqlDocument) {
-      setGraphqlDocument(value);
+    const fields = docField && parseObject(text);
+    if (fields && typeof fields[docField] === 'string') {
+      setGraphqlDocument(fields[docField]);
       setDocumentRevision((n) => n + 1);
-    }
-  };
-  const editDocument = (text) => {
-    setGraphqlDocument(text);
-    setBody((current) => withField(current, docField, text));
-  };
-
-  const run = async (event) => {
-    event.preventDefault();
-    let fields;
-    try {
-      fields = JSON.parse(body || '{}');
-      if (!fields || typeof fields !== 'object' || Array.isArray(fields)) throw new Error('The body must be a JSON object.');
-    } catch (problem) {
-      setBodyError(problem.message);
+      setBody(bodyText(fields, docField));
+      setMoved(`Moved "${docField}" to the GraphQL document above.`);
       return;
     }
+    setBody(text);
+  };
+
+  const form = { body, docField, graphqlDocument, operation, idempotencyKey, runAsync };
+  const described = requestOf(form);
+  const command = described.error
+    ? null
+    : curlCommand({ path: executePath(integrationId), tenant, headers: described.headers, body: described.fields });
+  const showInvalid = () => setBodyError(described.error);
+  const run = async (event) => {
+    event.preventDefault();
+    if (described.error) return showInvalid();
     setBodyError(null);
-    // What the editor holds is what is sent.
-    await execute(docField ? { ...fields, [docField]: graphqlDocument } : fields);
+    await execute(described);
   };
 
   return html`<section>
@@ -185,7 +240,7 @@ export function TryItOut({ tenant, role }) {
         <div class="form-row">
           <${Field} label="Integration">
             ${(a) => html`<select ...${a} value=${integrationId} onChange=${(e) => choose(e.currentTarget.value, operation)}>
-              ${integrations.map((i) => html`<option value=${i.id}>${i.name || i.id}</option>`)}
+              ${integrations.map((i) => html`<option value=${i.id}>${integrationLabel(i)}</option>`)}
             </select>`}
           <//>
           <${Field} label="Operation">
@@ -198,17 +253,18 @@ export function TryItOut({ tenant, role }) {
         ${
           docField &&
           html`<${GraphqlField} key=${integrationId} label="GraphQL document" value=${graphqlDocument} revision=${documentRevision}
-            onChange=${editDocument}
+            onChange=${setGraphqlDocument}
             schema=${schema} />`
         }
         <${Field} label="Body (JSON)" hint=${
           `Sent with "operation": "${operation}" to POST /api/v1/integrations/${integrationId}/execute.` +
-          (docField ? ` Its "${docField}" is the document above; variables go here.` : '')
+          (docField ? ` The document above is sent as its "${docField}"; variables and the rest go here.` : '')
         }
           error=${bodyError}>
           ${(a) => html`<textarea ...${a} class="code-input" rows=${docField ? 6 : 12} spellcheck=${false} value=${body}
             onInput=${(e) => editBody(e.currentTarget.value)}></textarea>`}
         <//>
+        ${docField && html`<p class="field__hint" role="status">${moved}</p>`}
         <${Field} label="Idempotency-Key (optional)" hint="The same key and body replays the first answer for 24 hours.">
           ${(a) => html`<input ...${a} maxlength="255" spellcheck=${false} value=${idempotencyKey}
             onInput=${(e) => setIdempotencyKey(e.currentTarget.value)} />`}
@@ -217,11 +273,15 @@ export function TryItOut({ tenant, role }) {
           <input type="checkbox" checked=${runAsync} onChange=${(e) => setRunAsync(e.currentTarget.checked)} />
           <span>Run asynchronously <span class="muted">(<code>Prefer: respond-async</code>: answered 202 at once, run by a worker)</span></span>
         </label>
-        <div class="form__actions">
-          <button type="submit" class="button button--primary" disabled=${busy || !integration || !can(role, 'integrations.execute')}>
+        ${
+          !executable &&
+          html`<p class="muted">Your role (${role}) cannot run operations; copy the request as curl to run it with a key.</p>`
+        }
+        <${RequestActions} command=${command} onInvalid=${showInvalid}>
+          <button type="submit" class="button button--primary" disabled=${busy || !integration || !executable}>
             ${busy ? 'Running…' : 'Run'}
           </button>
-        </div>
+        <//>
       </form>
       <section aria-labelledby="response-heading" class="response-column">
         <h2 id="response-heading" class="section-title">Response</h2>
