@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname, userInfo } from 'node:os';
 import { describe, test } from 'node:test';
+import type { AuditEvent } from '../../src/storage/audit-events.ts';
 import { cliJson, runCli } from '../support/cli.ts';
 import { testDatabase as database } from '../support/processes.ts';
 
@@ -9,15 +10,7 @@ import { testDatabase as database } from '../support/processes.ts';
  * its events with the CLI's actor, and `audit list` prints a tenant's log as the API does, filtered.
  */
 
-interface Event {
-  id: string;
-  action: string;
-  actor: { type: string; id: string; name?: string };
-  ip: string | null;
-  request_id: string | null;
-  target: { type: string; id: string };
-  changes: string[];
-}
+type Event = AuditEvent;
 
 const list = async (env: Record<string, string>, ...args: string[]) =>
   (await cliJson(['audit', 'list', '--tenant', 'acme', '--json', ...args], env)).data as Event[];

@@ -123,6 +123,18 @@ export async function api(path, options) {
   return result.body;
 }
 
+/** Every item of a list endpoint (`/integrations`), page after page of 100, up to `max`. */
+export async function apiAll(path, { tenant, max = 1000 }) {
+  const all = [];
+  let cursor = null;
+  do {
+    const page = await api(`${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { tenant });
+    all.push(...page.data);
+    cursor = page.pagination?.next_cursor ?? null;
+  } while (cursor && all.length < max);
+  return all;
+}
+
 /**
  * `api`, and the answer's `ETag`: `{body, etag}`. A form that writes back what it read sends the ETag as `If-Match`, so
  * a change someone made in between is refused (412) instead of overwritten.

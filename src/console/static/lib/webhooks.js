@@ -1,4 +1,4 @@
-import { api } from './api.js';
+import { api, apiAll } from './api.js';
 
 /**
  * The webhooks API as the console uses it: every call the Webhooks screen makes is here, so a change of the contract
@@ -9,15 +9,8 @@ import { api } from './api.js';
 export const webhookEvents = ['execution.succeeded', 'execution.failed', 'execution.canceled'];
 
 /** Every endpoint of the tenant (all pages). */
-export async function listWebhooks(tenant) {
-  const all = [];
-  let cursor = null;
-  do {
-    const page = await api(`/webhooks?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { tenant });
-    all.push(...page.data);
-    cursor = page.pagination?.next_cursor ?? null;
-  } while (cursor && all.length < 1000);
-  return all;
+export function listWebhooks(tenant) {
+  return apiAll('/webhooks', { tenant });
 }
 
 /** Creates an endpoint; resolves to it with its signing `secret`, which the API shows this once. */

@@ -1,5 +1,5 @@
 import { Badge, Empty, ErrorNotice, Loading, PageHeader } from '../components/ui.js';
-import { api } from '../lib/api.js';
+import { apiAll } from '../lib/api.js';
 import { connectorLabel, connectors } from '../lib/connectors.js';
 import { formatRelative } from '../lib/format.js';
 import { html } from '../lib/html.js';
@@ -8,15 +8,8 @@ import { Link, tenantPath } from '../lib/router.js';
 import { useLoad } from '../lib/use-load.js';
 
 /** Every integration of the tenant (all pages). */
-export async function loadAllIntegrations(tenant) {
-  const all = [];
-  let cursor = null;
-  do {
-    const page = await api(`/integrations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { tenant });
-    all.push(...page.data);
-    cursor = page.pagination?.next_cursor ?? null;
-  } while (cursor && all.length < 1000);
-  return all;
+export function loadAllIntegrations(tenant) {
+  return apiAll('/integrations', { tenant });
 }
 
 /** An integration as a menu names it: its name with its id (two may share a name), or its id alone. */

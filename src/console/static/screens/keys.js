@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { SecretDialog } from '../components/secret.js';
 import { Badge, Empty, ErrorNotice, Loading, PageHeader } from '../components/ui.js';
-import { api } from '../lib/api.js';
+import { apiAll } from '../lib/api.js';
 import { formatDateTime, formatNumber, formatRelative } from '../lib/format.js';
 import { html } from '../lib/html.js';
 import { can } from '../lib/roles.js';
@@ -20,15 +20,8 @@ export function keyState(key, now = Date.now()) {
   return { label: 'Active', tone: 'success' };
 }
 
-async function loadAllKeys(tenant) {
-  const keys = [];
-  let cursor = null;
-  do {
-    const page = await api(`/api-keys?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { tenant });
-    keys.push(...page.data);
-    cursor = page.pagination?.next_cursor ?? null;
-  } while (cursor && keys.length < 1000);
-  return keys;
+function loadAllKeys(tenant) {
+  return apiAll('/api-keys', { tenant });
 }
 
 function KeyRow({ apiKey, writable, onAction }) {
