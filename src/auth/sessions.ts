@@ -111,25 +111,20 @@ export class SessionService {
    * Checks the password of a sign-in and starts a session, with `user.signed_in` in every tenant of the person. A wrong
    * password and an unknown email get the same answer after the same work, in the same queue (an unknown email is
    * checked against a dummy hash); both count toward the address's guard and the account's lockout. A known person's
-   * wrong password or locked account is `user.sign_in_failed`, written after the answer (SignInAttempt.afterAnswer).
+   * wrong password is `user.sign_in_failed`, written after the answer (SignInAttempt.afterAnswer). Attempts refused
+   * while the account is locked are not recorded one by one: the ten failures that locked it are, and whoever keeps
+   * knocking cannot grow the audit log past that (docs/limits.md#audit-log).
    */
   async signIn(email: string, password: string, attempt: SignInAttempt): Promise<SessionTokens> {
     const account = normalizeEmail(email);
     let found: UserWithPassword | undefined;
-    let user: UserWithPassword | undefined;
-    try {
-      user = await this.#limits.check(attempt.address, account, async () => {
-        found = await findUserByEmail(this.#db, account);
-        const ok = found ? await verifyPassword(password, found.password_hash) : await verifyDummyPassword(password);
-        return ok ? found : undefined;
-      });
-    } catch (error) {
-      // Locked out before any check: whether the account exists is read after the answer, so the 429 takes no longer.
-      if (error instanceof ApiError && error.details?.reason === 'account_lockout') this.#failed(account, undefined, attempt);
-      throw error;
-    }
+    const user = await this.#limits.check(attempt.address, account, async () => {
+      found = await findUserByEmail(this.#db, account);
+      const ok = found ? await verifyPassword(password, found.password_hash) : await verifyDummyPassword(password);
+      return ok ? found : undefined;
+    });
     if (!user) {
-      if (found) this.#failed(account, found, attempt);
+      if (found) this.#failed(found, attempt);
       throw wrongCredentials();
     }
     const { password_hash: _hash, ...shown } = user;
@@ -146,12 +141,10 @@ export class SessionService {
     return this.#answer(shown, sessionId, first.token);
   }
 
-  /** Hands the attempt the write of `user.sign_in_failed` for the account, when it is a known person's. */
-  #failed(account: string, known: UserWithPassword | undefined, attempt: SignInAttempt): void {
+  /** Hands the attempt the write of the known person's `user.sign_in_failed`. */
+  #failed(known: UserWithPassword, attempt: SignInAttempt): void {
     attempt.afterAnswer(async () => {
-      const found = known ?? (await findUserByEmail(this.#db, account));
-      if (!found) return;
-      const { password_hash: _hash, ...user } = found;
+      const { password_hash: _hash, ...user } = known;
       await inTransaction(this.#db, (tx) =>
         recordPersonEvent(tx, user.id, attempt.source(user), {
           action: 'user.sign_in_failed',

@@ -419,7 +419,7 @@ describe('members: events about a person', () => {
     );
   });
 
-  test('a locked-out known account writes user.sign_in_failed; a locked-out unknown email writes nothing', async () => {
+  test('the ten failures that lock a known account are recorded; attempts refused while locked are not, known or not', async () => {
     const id = await person(h, 'uma@example.com', { south: 'viewer' });
     for (let i = 0; i < 10; i++) {
       assertError(await signIn('uma@example.com', 'wrong password here'), 401, 'invalid_credentials');
@@ -433,8 +433,14 @@ describe('members: events about a person', () => {
     assert.equal(assertError(locked, 429, 'rate_limited').details?.reason, 'account_lockout');
     const ghost = await signIn('ghost@example.com', password);
     assert.equal(assertError(ghost, 429, 'rate_limited').details?.reason, 'account_lockout');
-    await until(async () => (await failures()) === 11, 'the locked-out attempt in the log');
-    assert.equal((await allRows()).length, before + 1);
+    // Knocking on a locked account cannot grow the log: nothing is written for either refusal, now or after.
+    for (let i = 0; i < 5; i++) await signIn('uma@example.com', password);
+    // A later failure of another known account is written after any the refusals would have queued before it.
+    const sentinel = await person(h, 'sid@example.com', { south: 'viewer' });
+    assertError(await signIn('sid@example.com', 'wrong password here'), 401, 'invalid_credentials');
+    await until(async () => (await allRows()).some((r) => r.target_id === sentinel), 'the later failure written');
+    assert.equal(await failures(), 10);
+    assert.equal((await allRows()).length, before + 2, 'member.added and the later failure, nothing else');
   });
 
   test('user.created and sign-ins of a person with no tenant show in the first tenant they join, before member.added', async () => {
