@@ -438,7 +438,10 @@ describe('members: events about a person', () => {
     // A later failure of another known account is written after any the refusals would have queued before it.
     const sentinel = await person(h, 'sid@example.com', { south: 'viewer' });
     assertError(await signIn('sid@example.com', 'wrong password here'), 401, 'invalid_credentials');
-    await until(async () => (await allRows()).some((r) => r.target_id === sentinel), 'the later failure written');
+    await until(
+      async () => (await allRows()).some((r) => r.target_id === sentinel && r.action === 'user.sign_in_failed'),
+      'the later failure written',
+    );
     assert.equal(await failures(), 10);
     assert.equal((await allRows()).length, before + 2, 'member.added and the later failure, nothing else');
   });
