@@ -8,13 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchema } from '../../src/connectors/catalog.ts';
 import { packageVersion } from '../../src/core/version.ts';
 import { insufficientScopeCode } from '../../src/mcp/server.ts';
 import { withErrorResult } from '../../src/mcp/tool-list.ts';
 import { toolNames } from '../../src/mcp/tool-names.ts';
 import { acmeTools, fakeBackend, type McpTestApp, mcpTestApp, testKey } from '../support/mcp-fixture.ts';
+import { listAllTools } from '../support/mcp-tools.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON-RPC answers are read by shape, and every field read is asserted.
 type Json = any;
@@ -54,20 +55,6 @@ async function connect(url: string, options: ClientOptions = {}) {
   const client = new Client({ name: 'interchange-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, transport, sent };
-}
-
-/** Every page of tools/list, and each page's size. */
-async function listAll(client: Client): Promise<{ tools: Tool[]; pages: number[] }> {
-  const tools: Tool[] = [];
-  const pages: number[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor });
-    tools.push(...page.tools);
-    pages.push(page.tools.length);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return { tools, pages };
 }
 
 /** POSTs `body` (an object as JSON, a string as it is) with the test credentials and MCP's Accept header. */
@@ -135,7 +122,7 @@ describe('MCP server: /api/v1/mcp (docs/mcp.md)', () => {
 
   test('tools/list pages through all 450 tools, 200 at most a page, in order, named by tool-names.ts', async () => {
     const { client } = await connect(server.url);
-    const { tools, pages } = await listAll(client);
+    const { tools, pages } = await listAllTools(client);
     assert.deepEqual(pages, [200, 200, 50]);
     assert.deepEqual(
       tools.map((tool) => tool.name),
@@ -448,7 +435,7 @@ describe('MCP server: two instances behind one address', () => {
       return fetch(target, init);
     };
     const { client } = await connect(one.url, { fetch: alternate });
-    const { tools, pages } = await listAll(client);
+    const { tools, pages } = await listAllTools(client);
     assert.deepEqual(pages, [200, 200, 50]);
     assert.equal(new Set(tools.map((tool) => tool.name)).size, 450);
     for (const id of ['a', 'b', 'c']) {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Auth, body, type Harness, harness } from '../support/harness.ts';
+import { listAllTools } from '../support/mcp-tools.ts';
 import { type CorpusServer, corpusEntries, describeWithCorpus, serveCorpus } from '../support/wsdl-corpus.ts';
 
 /**
@@ -73,15 +73,7 @@ describeWithCorpus('the largest corpus WSDLs as MCP tools, in pages', () => {
     });
     const client = new Client({ name: 'corpus-pager', version: '1.0.0' });
     await client.connect(transport);
-    const tools: Tool[] = [];
-    const pages: number[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor });
-      tools.push(...page.tools);
-      pages.push(page.tools.length);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+    const { tools, pages } = await listAllTools(client);
     await client.close();
 
     t.diagnostic(`${tools.length} tools in ${pages.length} pages`);

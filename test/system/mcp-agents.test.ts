@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { cliJson } from '../support/cli.ts';
 import { runInspector } from '../support/mcp-inspector.ts';
+import { listAllTools } from '../support/mcp-tools.ts';
 import { type PhpSoapServer, startPhpSoapServer } from '../support/php-soap-server.ts';
 import { createTestDatabase, testMasterKey } from '../support/postgres.ts';
 import { type Env, type Json, killAll, type ServerProcess, startServer, tempDatabase } from '../support/processes.ts';
@@ -126,13 +127,7 @@ function scenario(name: string, setUp: () => Promise<{ env: Env; instances: numb
     test('the SDK client lists the tools: reads of both integrations, no write without allow_writes', async () => {
       const client = await connect(d, d.agent);
       assert.deepEqual(client.getServerVersion()?.name, 'interchange');
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
+      const { tools } = await listAllTools(client);
       const names = tools.map((tool) => tool.name);
       for (const name of ['calc.Add', 'calc.Slow', 'calc.GetOrder', 'shop.topCustomers', 'shop.customers', 'shop.customer']) {
         assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
